@@ -1,0 +1,244 @@
+"""``labile bench locomo``: turn-level retrieval metrics of presets on LoCoMo.
+
+Protocol (SPEC §5, issue #4): one namespace per conversation, all in one
+store per preset; sessions are ingested in order, one ``Memory.add`` per
+session, with the session date-time as each turn's timestamp and the image
+caption kept as metadata. Then the questions of categories 1–4 are asked in
+order (as of the last session's time), calling ``feedback`` after each one
+when the preset reconsolidates. Retrieved nodes are expanded into distinct
+turns through their ``sources`` and scored at each k.
+
+The JSON summary (``--json``) has a stable, versioned schema (`SCHEMA_VERSION`)::
+
+    {"schema_version": 1, "dataset": str,
+     "presets": {NAME: {"overall": {"R@5", "N@5", "R@10", "N@10", "Hit@5", "n"},
+                        "by_category": {"1": {...}, ...},
+                        "ingest_turns_per_s": float, "embedder_turns_per_s": float,
+                        "query_ms": {"p50", "p95"}, "embed_query_ms": {"p50"},
+                        "store": {...}, "llm": {...}}}}
+
+Metrics are percentages. Changing the shape requires bumping the version.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import structlog
+
+from labile.bench.locomo import Conversation, EvidenceCleaning, load_locomo
+from labile.bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
+from labile.memory import Memory
+from labile.model import Observation
+from labile.progress import progress
+
+log = structlog.get_logger(__name__)
+SCHEMA_VERSION: Final = 1
+CATEGORIES: Final = (1, 2, 3, 4)
+
+#: Optional hook for QA evaluation: called with (memory, conversation, question,
+#: retrieval result) after each search; returns extra per-question fields.
+QAHook = Callable[[Memory, Conversation, Any, Any], dict[str, Any]]
+
+
+def observations_of(conv: Conversation) -> list[list[Observation]]:
+    """The conversation's turns as observations, one list per session, in order."""
+    out = []
+    for session in conv.sessions:
+        batch = []
+        for turn in session.turns:
+            meta: dict[str, Any] = {"date_text": turn.date_text}
+            if turn.caption:
+                meta["caption"] = turn.caption
+            batch.append(Observation(
+                id=turn.id, text=turn.text, speaker=turn.speaker, timestamp=turn.timestamp,
+                session=str(session.number), metadata=meta,
+            ))
+        out.append(batch)
+    return out
+
+
+def _store_table(store_dir: Path | None, preset: str) -> dict[str, Any]:
+    if store_dir is None:
+        return {"path": "memory://"}
+    return {"path": str(store_dir / preset)}
+
+
+def run_preset(
+    preset: str,
+    conversations: Sequence[Conversation],
+    *,
+    ks: Sequence[int] = (5, 10),
+    store_dir: Path | None = None,
+    config_overrides: dict[str, Any] | None = None,
+    log_path: Path | None = None,
+    qa_hook: QAHook | None = None,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """Ingest and query every conversation with ``preset``; return its summary."""
+    table: dict[str, Any] = {"preset": preset, **(config_overrides or {})}
+    store_opts = dict(table.get("store", {}))
+    store_opts.update(_store_table(store_dir, preset))
+    table["store"] = store_opts
+    memory = Memory.open(table)
+    scorer = RetrievalScorer(ks=tuple(ks))
+    kmax = max(ks)
+    query_ms: list[float] = []
+    embed_ms: list[float] = []
+    n_turns = 0
+    ingest_s = 0.0
+    texts: list[str] = []
+    log_fh = log_path.open("w", encoding="utf-8") if log_path else None
+    try:
+        for conv in progress(conversations, label=f"{preset}: ingest", enabled=show_progress):
+            for batch in observations_of(conv):
+                t0 = time.perf_counter()
+                memory.add(batch, namespace=conv.sample_id)
+                ingest_s += time.perf_counter() - t0
+                n_turns += len(batch)
+                texts.extend(o.text for o in batch)
+        questions = [(c, q) for c in conversations for q in c.questions
+                     if q.category in CATEGORIES and q.evidence]
+        for conv, q in progress(questions, label=f"{preset}: questions", enabled=show_progress):
+            as_of = conv.sessions[-1].timestamp
+            result = memory.search(q.question, namespace=conv.sample_id, k=kmax, as_of=as_of)
+            query_ms.append(result.total_ms - result.embed_ms)
+            embed_ms.append(result.embed_ms)
+            ranked = turns_from_ranked_sources([h.node.sources for h in result.hits])
+            row = scorer.add(ranked, q.evidence, category=q.category)
+            extra: dict[str, Any] = {}
+            if qa_hook is not None:
+                extra = qa_hook(memory, conv, q, result)
+            elif memory.reconsolidators:
+                memory.feedback(result, answer=None)
+            if log_fh:
+                log_fh.write(json.dumps({
+                    "preset": preset, "sample_id": conv.sample_id, "index": q.index,
+                    "category": q.category, "question": q.question, "gold": list(q.evidence),
+                    "retrieved_turns": ranked[:kmax],
+                    "hits": [{"id": h.node.id, "score": round(h.score, 5),
+                              "sources": list(h.node.sources), "via": h.via.atom}
+                             for h in result.hits],
+                    "metrics": row, **extra,
+                }) + "\n")
+        embedder_rate = _bare_embed_rate(memory, texts)
+        summary = _summarize(scorer, ks)
+        summary.update({
+            "ingest_turns_per_s": round(n_turns / max(ingest_s, 1e-9), 1),
+            "embedder_turns_per_s": embedder_rate,
+            "turns": n_turns,
+            "query_ms": {"p50": round(percentile(query_ms, 50), 3),
+                         "p95": round(percentile(query_ms, 95), 3)},
+            "embed_query_ms": {"p50": round(percentile(embed_ms, 50), 3)},
+            "store": memory.store.stats(),
+            "llm": memory.usage.snapshot()["total"],
+        })
+        return summary
+    finally:
+        if log_fh:
+            log_fh.close()
+        memory.close()
+
+
+def _bare_embed_rate(memory: Memory, texts: list[str], sample: int = 1000) -> float:
+    """Turns/s of the bare embedder on (a sample of) the same texts: the ingest floor."""
+    sample_texts = texts[:sample]
+    if not sample_texts:
+        return 0.0
+    t0 = time.perf_counter()
+    memory.embedder.embed(sample_texts)
+    return round(len(sample_texts) / max(time.perf_counter() - t0, 1e-9), 1)
+
+
+def _summarize(scorer: RetrievalScorer, ks: Sequence[int]) -> dict[str, Any]:
+    means = scorer.means()
+
+    def short(entry: dict[str, float]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for k in ks:
+            for long_name, short_name in (("recall", "R"), ("ndcg", "N"), ("hit", "Hit")):
+                key = f"{long_name}@{k}"
+                if key in entry:
+                    out[f"{short_name}@{k}"] = round(entry[key], 1)
+        out["n"] = int(entry["n"])
+        return out
+
+    return {
+        "overall": short(means["overall"]),
+        "by_category": {c: short(e) for c, e in means.items() if c != "overall"},
+    }
+
+
+def run_locomo(
+    path: str | Path,
+    presets: Sequence[str],
+    *,
+    ks: Sequence[int] = (5, 10),
+    limit: int | None = None,
+    store_dir: str | Path | None = None,
+    log_dir: str | Path | None = None,
+    config_overrides: dict[str, Any] | None = None,
+    qa_hook_factory: Callable[[str], QAHook | None] | None = None,
+    show_progress: bool | None = None,
+) -> tuple[dict[str, Any], EvidenceCleaning]:
+    """Run every preset on the LoCoMo file at ``path``; return the JSON summary."""
+    conversations, cleaning = load_locomo(path, limit=limit)
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "dataset": str(path),
+                           "conversations": len(conversations), "ks": list(ks), "presets": {}}
+    with tempfile.TemporaryDirectory(prefix="labile-bench-") as tmp:
+        base = Path(store_dir) if store_dir else Path(tmp)
+        for preset in presets:
+            log_path = Path(log_dir) / f"locomo-{preset}.jsonl" if log_dir else None
+            if log_path:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+            hook = qa_hook_factory(preset) if qa_hook_factory else None
+            log.info("bench_preset_start", preset=preset)
+            out["presets"][preset] = run_preset(
+                preset, conversations, ks=ks, store_dir=base, log_path=log_path,
+                config_overrides=config_overrides, qa_hook=hook, show_progress=show_progress,
+            )
+    return out, cleaning
+
+
+def format_table(summary: dict[str, Any], ks: Sequence[int]) -> str:
+    """A side-by-side text table of the presets in ``summary``."""
+    presets = summary["presets"]
+    names = list(presets)
+    metrics = [f"{m}@{k}" for k in ks for m in ("R", "N")] + [f"Hit@{min(ks)}"]
+    groups = ["overall", *sorted({c for p in presets.values() for c in p["by_category"]})]
+    width = max(12, *(len(n) + 2 for n in names))
+    lines = []
+    header = f"{'group':<10}{'metric':<9}" + "".join(f"{n:>{width}}" for n in names)
+    lines.append(header)
+    lines.append("-" * len(header))
+    for group in groups:
+        for metric in metrics:
+            cells = []
+            for name in names:
+                entry = (presets[name]["overall"] if group == "overall"
+                         else presets[name]["by_category"].get(group, {}))
+                value = entry.get(metric)
+                cells.append(f"{value:>{width}.1f}" if value is not None else f"{'-':>{width}}")
+            label = group if metric == metrics[0] else ""
+            lines.append(f"{label:<10}{metric:<9}" + "".join(cells))
+        n_cells = "".join(
+            f"{(presets[n]['overall'] if group == 'overall' else presets[n]['by_category'].get(group, {})).get('n', 0):>{width}}"  # noqa: E501
+            for n in names
+        )
+        lines.append(f"{'':<10}{'n':<9}" + n_cells)
+    lines.append("")
+    for metric, fmt in (("ingest_turns_per_s", "{:.1f}"), ("embedder_turns_per_s", "{:.1f}")):
+        lines.append(f"{metric:<19}" + "".join(
+            f"{fmt.format(presets[n].get(metric, 0)):>{width}}" for n in names))
+    lines.append(f"{'query_ms p50':<19}" + "".join(
+        f"{presets[n]['query_ms']['p50']:>{width}.2f}" for n in names))
+    lines.append(f"{'query_ms p95':<19}" + "".join(
+        f"{presets[n]['query_ms']['p95']:>{width}.2f}" for n in names))
+    lines.append(f"{'embed_query p50':<19}" + "".join(
+        f"{presets[n]['embed_query_ms']['p50']:>{width}.2f}" for n in names))
+    return "\n".join(lines)

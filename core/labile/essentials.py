@@ -1,0 +1,37 @@
+"""The kernel's own plugin, registered directly and never blocked.
+
+It provides what a pipeline needs with nothing else installed: the in-memory
+store, the deterministic ``hashing`` embedder, and the ``none`` and
+``scripted`` LLM clients.
+"""
+
+from __future__ import annotations
+
+from labile.hashing import HashingConfig, HashingEmbedder
+from labile.hookspecs import hookimpl
+from labile.llm import NoLLM, NoLLMConfig, ScriptedLLM, ScriptedLLMConfig
+from labile.memstore import MemoryStore, MemoryStoreConfig
+from labile.registry import Register
+
+
+@hookimpl
+def labile_register_stores(register: Register) -> None:
+    """The in-process reference store."""
+    register("memory", MemoryStore, config=MemoryStoreConfig,
+             summary="in-process dictionaries; nothing persists (tests, short-lived agents)")
+
+
+@hookimpl
+def labile_register_embedders(register: Register) -> None:
+    """The dependency-free hashing embedder (fast tests; never the default)."""
+    register("hashing", HashingEmbedder, config=HashingConfig,
+             summary="deterministic feature hashing; for tests, not for quality")
+
+
+@hookimpl
+def labile_register_llms(register: Register) -> None:
+    """The offline ``none`` client and the ``scripted`` replayer."""
+    register("none", NoLLM, config=NoLLMConfig,
+             summary="no model: offline components only (the default)")
+    register("scripted", ScriptedLLM, config=ScriptedLLMConfig,
+             summary="replays canned replies; for tests and demos")

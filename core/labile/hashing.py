@@ -1,0 +1,144 @@
+"""Feature-hashing embedder: deterministic, dependency-free (numpy only), for fast tests.
+
+It has no notion of meaning: two texts are close only when they share words, word pairs
+or character trigrams. Use it where a test needs vectors quickly and reproducibly, never as a
+retrieval model.
+
+Features of a text (after NFKC normalisation and lowercasing; words are runs of Unicode word
+characters):
+
+* word unigrams, weight 1.0;
+* word bigrams (adjacent words), weight 1.0;
+* character trigrams of each word padded with ``#`` on both sides (so ``"cat"`` gives
+  ``#ca``, ``cat``, ``at#``), weight 0.5; they make typos and inflections overlap.
+
+Each feature is hashed with ``hashlib.blake2b`` (8-byte digest, read little-endian) into a
+bucket ``h % dim`` with sign ``+1`` or ``-1`` from the digest's top bit, so collisions cancel
+out on average instead of piling up. Python's ``hash()`` is not used: it is salted per process
+(PYTHONHASHSEED), and vectors must be identical across processes and machines.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import re
+import unicodedata
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+
+__all__ = ["HashingConfig", "HashingEmbedder"]
+
+_WORD_RE = re.compile(r"\w+")
+_UNIGRAM_WEIGHT = 1.0
+_BIGRAM_WEIGHT = 1.0
+_TRIGRAM_WEIGHT = 0.5
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _feature_hash(feature: str) -> int:
+    """64-bit unsigned hash of a feature string; stable across processes and platforms."""
+    # Cached: the same words recur constantly, and blake2b plus the bytes round trip
+    # dominates the cost of embedding.
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _features(text: str) -> list[tuple[str, float]]:
+    """The weighted features of one text; empty when the text has no word characters."""
+    # NFKC first: a decomposed "e" + combining diaeresis would otherwise split the word
+    # (combining marks are not word characters), and full-width letters would not match.
+    words = _WORD_RE.findall(unicodedata.normalize("NFKC", text).lower())
+    # Prefixes keep the three feature families apart: the word "cat" and the trigram
+    # "cat" must not land in the same bucket by construction.
+    feats: list[tuple[str, float]] = [(f"w:{w}", _UNIGRAM_WEIGHT) for w in words]
+    feats.extend((f"b:{a} {b}", _BIGRAM_WEIGHT) for a, b in itertools.pairwise(words))
+    for w in words:
+        padded = f"#{w}#"
+        feats.extend((f"c:{padded[i : i + 3]}", _TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
+    return feats
+
+
+@attrs.frozen(kw_only=True)
+class HashingConfig:
+    """Settings of :class:`HashingEmbedder`.
+
+    Attributes:
+        dim: Number of hash buckets, i.e. the vector dimension (16 to 4096).
+    """
+
+    dim: int = attrs.field(
+        default=256,
+        validator=[
+            attrs.validators.instance_of(int),
+            attrs.validators.ge(16),
+            attrs.validators.le(4096),
+        ],
+    )
+
+
+class HashingEmbedder:
+    """Signed feature hashing of word unigrams, bigrams and character trigrams.
+
+    Deterministic: the same text and ``dim`` give the same vector in every process, on every
+    platform. Thread-safe (no mutable state besides a thread-safe ``lru_cache``).
+
+    Attributes:
+        name: ``"hashing-<dim>"``; vectors of different ``dim`` are different spaces.
+        dim: Vector dimension, from the config.
+    """
+
+    name: str
+    dim: int
+
+    def __init__(self, config: HashingConfig | None = None, deps: object = None) -> None:
+        """Create the embedder.
+
+        Args:
+            config: The dimension.
+            deps: Kernel-provided dependencies; unused, accepted so all embedders share one
+                constructor signature.
+        """
+        self.config = config or HashingConfig()
+        self._deps = deps
+        self.dim = self.config.dim
+        self.name = f"hashing-{self.dim}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts by feature hashing.
+
+        Args:
+            texts: The texts. A bare ``str`` is rejected (it would be embedded character by
+                character).
+
+        Returns:
+            A float32 array of shape ``(len(texts), dim)``; row ``i`` belongs to ``texts[i]``.
+            Rows have L2 norm 1, except for texts without any word character (``""``,
+            ``"?!"``), whose row is all zeros rather than NaN. Empty input gives ``(0, dim)``.
+
+        Raises:
+            TypeError: ``texts`` is a ``str`` or holds a non-string.
+        """
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of strings, not a single str")
+        items = list(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        for row, text in enumerate(items):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{row}] is {type(text).__name__}, expected str")
+            # Accumulate in float64 so the result does not depend on summation order
+            # artefacts in float32, then normalise and cast once.
+            acc = np.zeros(self.dim, dtype=np.float64)
+            for feature, weight in _features(text):
+                h = _feature_hash(feature)
+                sign = -1.0 if h >> 63 else 1.0
+                acc[h % self.dim] += sign * weight
+            norm = float(np.linalg.norm(acc))
+            # A zero norm means no features (or, very rarely, signed collisions cancelling
+            # exactly); return the zero row instead of dividing by zero.
+            if norm > 0.0:
+                out[row] = acc / norm
+        return out

@@ -1,0 +1,132 @@
+"""Shared ``complete_json`` logic: extract JSON from text, validate, repair, fail closed."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from labile.errors import LLMOutputError
+from labile.jsoncheck import validate
+
+log = structlog.get_logger(__name__)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def extract_json(text: str) -> Any:
+    """Parse the JSON value in a model's reply.
+
+    Tries, in order: the whole text; the first fenced code block; the span from
+    the first ``{``/``[`` to the last ``}``/``]``; then the same span with
+    trailing commas removed and single-quoted strings re-quoted (the commonest
+    breakages of local models).
+
+    Raises:
+        LLMOutputError: no JSON value could be recovered.
+    """
+    candidates = [text.strip()]
+    fence = _FENCE.search(text)
+    if fence:
+        candidates.append(fence.group(1).strip())
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if starts:
+        start = min(starts)
+        end = max(text.rfind("}"), text.rfind("]"))
+        if end > start:
+            span = text[start : end + 1]
+            candidates.append(span)
+            repaired = re.sub(r",\s*([}\]])", r"\1", span)
+            repaired = re.sub(r"(?<![\w\"])'([^'\"]*)'(?![\w\"])", r'"\1"', repaired)
+            candidates.append(repaired)
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            continue
+    raise LLMOutputError("the model's reply holds no parsable JSON", raw=text[:2000])
+
+
+def repair_prompt(prompt: str, reply: str, problems: list[str], schema: Mapping[str, Any]) -> str:
+    """The follow-up prompt asking the model to fix its JSON."""
+    return (
+        f"{prompt}\n\nYour previous reply was not valid:\n- "
+        + "\n- ".join(problems[:10])
+        + f"\n\nPrevious reply:\n{reply[:4000]}\n\n"
+        "Reply again with only a JSON value that satisfies this JSON schema:\n"
+        + json.dumps(schema)
+    )
+
+
+class JSONCompletion:
+    """Mixin: ``complete_json`` on top of a subclass's ``_complete_raw``.
+
+    Subclasses implement ``_complete_raw(prompt, *, operation, system,
+    json_schema, max_tokens) -> str`` and set ``max_repairs``.
+    """
+
+    max_repairs: int = 1
+
+    def _complete_raw(
+        self,
+        prompt: str,
+        *,
+        operation: str,
+        system: str | None,
+        json_schema: Mapping[str, Any] | None,
+        max_tokens: int | None,
+    ) -> str:
+        raise NotImplementedError
+
+    def complete_json(
+        self,
+        prompt: str,
+        schema: Mapping[str, Any],
+        *,
+        operation: str,
+        system: str | None = None,
+    ) -> Any:
+        """Ask for JSON matching ``schema``; repair at most ``max_repairs`` times.
+
+        Raises:
+            LLMOutputError: still invalid after the repairs (fail closed).
+        """
+        current = prompt
+        problems: list[str] = []
+        reply = ""
+        for attempt in range(self.max_repairs + 1):
+            reply = self._complete_raw(
+                current, operation=operation, system=system, json_schema=schema,
+                max_tokens=None,
+            )
+            try:
+                value = extract_json(reply)
+            except LLMOutputError:
+                problems = ["the reply is not valid JSON"]
+            else:
+                problems = validate(value, schema)
+                if not problems:
+                    return value
+            log.info("llm_json_invalid", operation=operation, attempt=attempt,
+                     problems=problems[:3])
+            current = repair_prompt(prompt, reply, problems, schema)
+        raise LLMOutputError(
+            f"{operation}: output invalid after {self.max_repairs} repair(s): "
+            + "; ".join(problems[:5]),
+            raw=reply[:2000],
+        )
+
+    def complete_text(
+        self,
+        prompt: str,
+        *,
+        operation: str,
+        system: str | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """Ask for free text."""
+        return self._complete_raw(
+            prompt, operation=operation, system=system, json_schema=None, max_tokens=max_tokens
+        )

@@ -1,0 +1,333 @@
+"""`Memory`: the facade an agent uses — add, search, feedback, consolidate.
+
+A `Memory` is built from a `PipelineConfig`: it builds the embedder, the LLM
+client, the store (wrapped so the schema is enforced), then the extractor,
+the retrieval atoms and the operators, handing each the same `Deps`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pluggy
+import structlog
+
+from labile.config import PipelineConfig, read_toml, resolve
+from labile.errors import InputError
+from labile.model import (
+    AddReport,
+    Feedback,
+    Hit,
+    Observation,
+    OperationReport,
+    Query,
+    RetrievalResult,
+    Subgraph,
+    TraceStep,
+    utcnow,
+)
+from labile.plugins import get_plugin_manager
+from labile.protocols import (
+    Consolidator,
+    Deps,
+    Embedder,
+    Expander,
+    Extractor,
+    Filter,
+    LLMClient,
+    Reconsolidator,
+    Seeder,
+    Store,
+)
+from labile.registry import Registries, collect
+from labile.schema import CheckedStore, Schema
+from labile.usage import UsageMeter
+
+log = structlog.get_logger(__name__)
+
+ConfigLike = str | Path | Mapping[str, Any] | PipelineConfig | None
+
+
+def build_registries(
+    pm: pluggy.PluginManager | None = None, *, disable: Iterable[str] = ()
+) -> Registries:
+    """Registries from ``pm`` (or a fresh manager honouring ``disable``)."""
+    return collect(pm or get_plugin_manager(block=disable))
+
+
+class Memory:
+    """A long-term memory pipeline.
+
+    Build one with `Memory.open`. Every call takes a ``namespace``: an agent, a
+    user, a conversation. Nothing crosses namespaces.
+    """
+
+    def __init__(
+        self,
+        config: PipelineConfig,
+        registries: Registries,
+        *,
+        llm: LLMClient | None = None,
+        embedder: Embedder | None = None,
+        store: Store | None = None,
+    ) -> None:
+        """Build every component of ``config``.
+
+        ``llm``, ``embedder`` and ``store`` replace the configured component with
+        a ready instance (bring your own client; scripted models in tests).
+        """
+        self.config = config
+        self.registries = registries
+        self.usage = UsageMeter()
+        self.schema = Schema.from_registries(registries)
+        base = Deps(
+            embedder=_Unbuilt("embedder"),  # type: ignore[arg-type]
+            llm=_Unbuilt("llm"),  # type: ignore[arg-type]
+            schema=self.schema, usage=self.usage, registries=registries,
+        )
+        self.embedder: Embedder = embedder or self._build("embedder", config.embedder, base)
+        self.llm: LLMClient = llm or self._build(
+            "llm", config.llm, attrs.evolve(base, embedder=self.embedder)
+        )
+        deps = attrs.evolve(base, embedder=self.embedder, llm=self.llm)
+        raw_store: Store = store or self._build("store", config.store, deps)
+        self.store: Store = CheckedStore(raw_store, self.schema)  # type: ignore[assignment]
+        self.deps = attrs.evolve(deps, store=self.store)
+        self.extractor: Extractor = self._build("extractor", config.extractor, self.deps)
+        self.seeders: list[tuple[str, Seeder]] = self._build_all("seeder", config.seeders)
+        self.expanders: list[tuple[str, Expander]] = self._build_all("expander", config.expanders)
+        self.filters: list[tuple[str, Filter]] = self._build_all("filter", config.filters)
+        self.reconsolidators: list[tuple[str, Reconsolidator]] = self._build_all(
+            "reconsolidator", config.reconsolidators
+        )
+        self.consolidators: list[tuple[str, Consolidator]] = self._build_all(
+            "consolidator", config.consolidators
+        )
+        self._closed = False
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        config: ConfigLike = None,
+        *,
+        preset: str | None = None,
+        path: str | Path | None = None,
+        plugin_manager: pluggy.PluginManager | None = None,
+        **instances: Any,
+    ) -> Memory:
+        """Open a memory from a config file, a table, or a preset.
+
+        Args:
+            config: A TOML path, a config table, a resolved `PipelineConfig`,
+                or ``None`` for the default preset.
+            preset: Shorthand for ``{"preset": preset}`` (merged under ``config``).
+            path: Shorthand for ``[store] path`` (the store's directory).
+            plugin_manager: Use these plugins instead of discovering them.
+            **instances: ``llm=``, ``embedder=`` or ``store=`` ready instances
+                that replace the configured ones.
+        """
+        if isinstance(config, PipelineConfig):
+            registries = build_registries(plugin_manager, disable=config.disable_plugins)
+            return cls(config, registries, **instances)
+        table: dict[str, Any] = {}
+        if isinstance(config, str | Path):
+            table = read_toml(config)
+        elif config is not None:
+            table = dict(config)
+        if preset is not None:
+            table.setdefault("preset", preset)
+        if path is not None:
+            store = dict(table.get("store", {}))
+            store["path"] = str(path)
+            table["store"] = store
+        from labile.config import plugins_disabled
+
+        registries = build_registries(plugin_manager, disable=plugins_disabled(table))
+        return cls(resolve(table, registries), registries, **instances)
+
+    def _build(self, kind: str, spec: Any, deps: Deps) -> Any:
+        component = self.registries[kind].get(spec.type)
+        return component.build(spec.config, deps)
+
+    def _build_all(self, kind: str, specs: Sequence[Any]) -> list[tuple[str, Any]]:
+        return [(s.type, self._build(kind, s, self.deps)) for s in specs]
+
+    # -- write path ---------------------------------------------------------
+    def add(self, observations: Iterable[Observation], *, namespace: str) -> AddReport:
+        """Store observations and build memory from the new ones, as one batch.
+
+        Observations whose id is already stored are skipped (and reported), so
+        a crashed import can simply be run again.
+
+        Raises:
+            InputError: duplicate ids within the batch, or a bad namespace;
+                nothing is written.
+        """
+        self._check_open()
+        _check_namespace(namespace)
+        start = time.perf_counter()
+        batch = list(observations)
+        seen: set[str] = set()
+        for obs in batch:
+            if not isinstance(obs, Observation):
+                raise InputError(f"expected Observation records, got {type(obs).__name__}")
+            if obs.id in seen:
+                raise InputError(f"observation id {obs.id!r} appears twice in one batch")
+            seen.add(obs.id)
+        existing = self.store.existing_observation_ids(namespace, seen)
+        new = [attrs.evolve(o, namespace=namespace) for o in batch if o.id not in existing]
+        report = AddReport(namespace=namespace, added=[o.id for o in new],
+                           skipped_existing=[o.id for o in batch if o.id in existing])
+        if existing:
+            log.info("observations_already_stored", namespace=namespace, count=len(existing))
+        if new:
+            with self.store.batch(namespace):
+                self.store.add_observations(namespace, new)
+                self.extractor.ingest(namespace, new, report)
+            for name, consolidator in self.consolidators:
+                auto = consolidator.after_add(namespace, report)
+                if auto is not None:
+                    report.details.setdefault("consolidation", {})[name] = auto.counts
+        report.ms = (time.perf_counter() - start) * 1000
+        return report
+
+    # -- read path ----------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        k: int = 10,
+        as_of: datetime | None = None,
+    ) -> RetrievalResult:
+        """Retrieve the ``k`` most useful memories for ``query``.
+
+        Runs the seeders (merged by node id, best score kept), then the
+        expanders and filters in order, and returns the hits with the
+        activated subgraph and a trace of every atom.
+        """
+        self._check_open()
+        _check_namespace(namespace)
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("query must be a non-empty string")
+        if k < 1:
+            raise InputError(f"k must be >= 1, got {k}")
+        t0 = time.perf_counter()
+        vector = self.embedder.embed([query])[0]
+        embed_ms = (time.perf_counter() - t0) * 1000
+        q = Query(text=query, namespace=namespace, k=k, as_of=as_of or utcnow(), vector=vector)
+        state: dict[str, Any] = {}
+        trace: list[TraceStep] = []
+        merged: dict[str, Hit] = {}
+        for name, seeder in self.seeders:
+            hits = self._timed(trace, name, "seed", 0, lambda s=seeder: s.seed(q, state))
+            for hit in hits:
+                old = merged.get(hit.node.id)
+                if old is None or hit.score > old.score:
+                    merged[hit.node.id] = hit
+        hits = sorted(merged.values(), key=lambda h: (-h.score, h.node.id))
+        for name, expander in self.expanders:
+            hits = self._timed(trace, name, "expand", len(hits),
+                               lambda e=expander, h=hits: e.expand(q, h, state))
+        for name, filt in self.filters:
+            hits = self._timed(trace, name, "filter", len(hits),
+                               lambda f=filt, h=hits: f.filter(q, h, state))
+        if not self.filters:
+            hits = sorted(hits, key=lambda h: (-h.score, h.node.id))
+        hits = hits[:k]
+        ids = [h.node.id for h in hits]
+        id_set = set(ids)
+        edges = tuple(
+            e for e in self.store.edges_of(namespace, ids, direction="out") if e.dst in id_set
+        )
+        return RetrievalResult(
+            query=q, hits=tuple(hits), subgraph=Subgraph(node_ids=tuple(ids), edges=edges),
+            trace=tuple(trace), embed_ms=embed_ms,
+            total_ms=(time.perf_counter() - t0) * 1000, state=state,
+        )
+
+    def _timed(self, trace: list[TraceStep], name: str, stage: str, n_in: int,
+               call: Any) -> list[Hit]:
+        before = self.usage.totals()
+        t0 = time.perf_counter()
+        hits: list[Hit] = list(call())
+        after = self.usage.totals()
+        trace.append(TraceStep(
+            atom=name, stage=stage, ms=(time.perf_counter() - t0) * 1000, n_in=n_in,
+            n_out=len(hits), llm_calls=after.calls - before.calls,
+            llm_tokens=(after.prompt_tokens + after.completion_tokens)
+            - (before.prompt_tokens + before.completion_tokens),
+        ))
+        return hits
+
+    # -- learning -----------------------------------------------------------
+    def feedback(
+        self, result: RetrievalResult, *, answer: str | None = None,
+        cited: Sequence[str] = (), useful: bool | None = None,
+    ) -> list[OperationReport]:
+        """Let the reconsolidators learn from how ``result`` was used."""
+        self._check_open()
+        fb = Feedback(answer=answer, cited=tuple(cited), useful=useful)
+        reports = []
+        for _name, op in self.reconsolidators:
+            with self.store.batch(result.query.namespace):
+                reports.append(op.reconsolidate(result, fb))
+        return reports
+
+    def consolidate(self, *, namespace: str) -> list[OperationReport]:
+        """Run every consolidator over ``namespace``, then compact the store."""
+        self._check_open()
+        _check_namespace(namespace)
+        reports = []
+        for _name, op in self.consolidators:
+            with self.store.batch(namespace):
+                reports.append(op.consolidate(namespace))
+        self.store.optimize()
+        return reports
+
+    # -- introspection ------------------------------------------------------
+    def stats(self, namespace: str | None = None) -> dict[str, Any]:
+        """Store counts plus LLM usage per operation."""
+        return {
+            "pipeline": {"preset": self.config.preset, "store": self.config.store.type,
+                         "embedder": self.embedder.name, "extractor": self.config.extractor.type},
+            "store": self.store.stats(namespace),
+            "llm": self.usage.snapshot(),
+        }
+
+    def close(self) -> None:
+        """Flush and release the store. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InputError("this Memory is closed")
+
+
+def _check_namespace(namespace: object) -> None:
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise InputError(f"namespace must be a non-empty string, got {namespace!r}")
+
+
+class _Unbuilt:
+    """Placeholder in `Deps` for a component not built yet; any use is a bug."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"the {self._what} is not available to this factory")

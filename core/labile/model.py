@@ -1,0 +1,371 @@
+"""The kernel's data model (SPEC §2): observations, nodes, edges and results.
+
+Records are attrs classes. Timestamps are always timezone-aware: a naive
+datetime is rejected at construction with a message saying so, because an
+agent memory that mixes local and UTC times silently answers "when" questions
+wrong. Records are frozen; use `attrs.evolve` to derive a changed copy.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+Vector = NDArray[np.float32]
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware (UTC)."""
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str = "") -> str:
+    """A fresh random id, optionally prefixed (``"n-3f2a…"``)."""
+    return f"{prefix}{uuid.uuid4().hex}"
+
+
+def _aware(_inst: object, attribute: attrs.Attribute[Any], value: datetime | None) -> None:
+    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
+        raise ValueError(
+            f"{attribute.name} must be timezone-aware, got naive {value.isoformat()}; "
+            "attach a tzinfo (e.g. datetime(..., tzinfo=timezone.utc))"
+        )
+
+
+def _nonempty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value:
+        raise ValueError(f"{attribute.name} must be a non-empty string")
+
+
+def _tuple_of_str(value: Sequence[str] | str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("expected a sequence of strings, got a single str")
+    return tuple(value)
+
+
+def _freeze_mapping(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return dict(value or {})
+
+
+@attrs.frozen(kw_only=True)
+class Observation:
+    """One incoming message or turn, stored verbatim in an append-only log.
+
+    Attributes:
+        id: The caller's stable id (e.g. ``"D1:3"``); re-adding it is a no-op.
+        text: The message text, stored unchanged.
+        timestamp: When the event happened, as the caller says (historical
+            imports keep their dates), timezone-aware.
+        speaker: Who said it, if known.
+        session: A grouping key (conversation session), if any.
+        metadata: Extra caller data (e.g. ``{"caption": "…"}`` for a photo).
+        namespace: Set by the memory on write; callers pass it to ``add``.
+    """
+
+    id: str = attrs.field(validator=_nonempty)
+    text: str = attrs.field(validator=attrs.validators.instance_of(str))
+    timestamp: datetime = attrs.field(validator=_aware)
+    speaker: str | None = None
+    session: str | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+    namespace: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class NodeKind:
+    """A registered node kind: its name and the kind-specific attribute names."""
+
+    name: str
+    fields: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    summary: str = ""
+
+
+class Layer(enum.StrEnum):
+    """The four edge layers of REALM (SPEC §3.1), plus one for other bundles."""
+
+    LOGICAL = "logical"
+    CAUSAL = "causal"
+    TAXONOMIC = "taxonomic"
+    ASSOCIATIVE = "associative"
+    STRUCTURAL = "structural"
+
+
+@attrs.frozen(kw_only=True)
+class Predicate:
+    """A registered edge predicate: its layer and whether it is symmetric.
+
+    Symmetric predicates get their reverse edge created automatically.
+    """
+
+    name: str
+    layer: Layer = attrs.field(converter=Layer)
+    symmetric: bool = False
+    summary: str = ""
+
+
+class Origin(enum.StrEnum):
+    """Which process created or last changed an edge."""
+
+    CONSTRUCTION = "construction"
+    RECONSOLIDATION = "reconsolidation"
+    CONSOLIDATION = "consolidation"
+
+
+@attrs.define(kw_only=True, eq=False)
+class Node:
+    """A unit of memory (SPEC §2).
+
+    ``content`` is raw evidence and is never overwritten once stored;
+    ``description`` and ``keywords`` are regenerable. ``sources`` are the
+    observation ids the node was built from (provenance back to turns).
+    ``embedding`` is what vector search uses; the extractor decides what text
+    it embeds. Nodes compare equal by namespace and id.
+    """
+
+    id: str = attrs.field(validator=_nonempty)
+    kind: str = attrs.field(validator=_nonempty)
+    content: str = ""
+    description: str = ""
+    keywords: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    time_start: datetime | None = attrs.field(default=None, validator=_aware)
+    time_end: datetime | None = attrs.field(default=None, validator=_aware)
+    created_at: datetime = attrs.field(factory=utcnow, validator=_aware)
+    updated_at: datetime = attrs.field(factory=utcnow, validator=_aware)
+    visible: bool = True
+    sources: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    embedding: Vector | None = attrs.field(default=None, repr=False)
+    namespace: str = ""
+    # Declared last: inside the class body this name shadows the attrs module.
+    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Node) and other.id == self.id and other.namespace == self.namespace
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.id))
+
+    @property
+    def search_text(self) -> str:
+        """The text full-text search indexes: content, description, keywords."""
+        parts = [self.content, self.description, " ".join(self.keywords)]
+        return " ".join(p for p in parts if p)
+
+    @property
+    def time(self) -> datetime | None:
+        """The node's representative time: its start, else its creation time."""
+        return self.time_start
+
+
+@attrs.define(kw_only=True, eq=False)
+class Edge:
+    """A typed, weighted, directed link between two nodes of one namespace."""
+
+    id: str = attrs.field(validator=_nonempty)
+    src: str = attrs.field(validator=_nonempty)
+    dst: str = attrs.field(validator=_nonempty)
+    predicate: str = attrs.field(validator=_nonempty)
+    weight: float = attrs.field(default=0.5)
+    description: str = ""
+    origin: Origin = attrs.field(default=Origin.CONSTRUCTION, converter=Origin)
+    created_at: datetime = attrs.field(factory=utcnow, validator=_aware)
+    updated_at: datetime = attrs.field(factory=utcnow, validator=_aware)
+    namespace: str = ""
+    # Declared last: inside the class body this name shadows the attrs module.
+    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+
+    @weight.validator
+    def _check_weight(self, _attribute: attrs.Attribute[float], value: float) -> None:
+        if not (0.0 <= value <= 1.0) or value != value:
+            raise ValueError(f"edge weight must be in [0, 1], got {value!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Edge) and other.id == self.id and other.namespace == self.namespace
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.id))
+
+
+def edge_id(src: str, predicate: str, dst: str) -> str:
+    """The canonical id of the edge ``src -[predicate]-> dst``.
+
+    One edge per (src, predicate, dst): writing it again updates it.
+    """
+    return f"{src}|{predicate}|{dst}"
+
+
+@attrs.frozen(kw_only=True)
+class NodeFilter:
+    """Restricts a search to some nodes. ``None`` means "no restriction".
+
+    Attributes:
+        kinds: Only these node kinds.
+        visible: Only nodes whose visibility equals this.
+        time_range: ``(start, end)``; nodes whose time span overlaps it are
+            kept, and nodes with no time are kept too (SPEC §3.3).
+        ids: Only these node ids.
+    """
+
+    kinds: frozenset[str] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(frozenset)
+    )
+    visible: bool | None = None
+    time_range: tuple[datetime, datetime] | None = None
+    ids: frozenset[str] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(frozenset)
+    )
+
+    def accepts(self, node: Node) -> bool:
+        """Whether ``node`` passes this filter (the reference semantics)."""
+        if self.kinds is not None and node.kind not in self.kinds:
+            return False
+        if self.visible is not None and node.visible != self.visible:
+            return False
+        if self.ids is not None and node.id not in self.ids:
+            return False
+        if self.time_range is not None and node.time_start is not None:
+            lo, hi = self.time_range
+            end = node.time_end or node.time_start
+            if end < lo or node.time_start > hi:
+                return False
+        return True
+
+
+@attrs.frozen(kw_only=True)
+class Query:
+    """A retrieval request as the atoms see it.
+
+    ``vector`` is the query's embedding, computed once by the memory so every
+    atom can reuse it; ``as_of`` is the time the question is asked (defaults to
+    now), used to resolve relative time expressions.
+    """
+
+    text: str
+    namespace: str
+    k: int = 10
+    as_of: datetime = attrs.field(factory=utcnow, validator=_aware)
+    vector: Vector | None = attrs.field(default=None, repr=False, eq=False)
+
+
+@attrs.frozen(kw_only=True)
+class Reach:
+    """How a hit was reached: by a seeder, or by expansion over edges."""
+
+    atom: str
+    stage: str = "seed"  # "seed" | "expand" | "filter"
+    hop: int = 0
+    path: tuple[str, ...] = ()
+    edges: tuple[str, ...] = ()
+    plan: str = ""
+
+
+@attrs.define(kw_only=True)
+class Hit:
+    """One retrieved node with its score and how it was reached."""
+
+    node: Node
+    score: float
+    via: Reach
+    scores: dict[str, float] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class TraceStep:
+    """One atom's run during retrieval: its name, parameters and cost."""
+
+    atom: str
+    stage: str
+    ms: float
+    params: dict[str, Any] = attrs.field(factory=dict)
+    n_in: int = 0
+    n_out: int = 0
+    llm_calls: int = 0
+    llm_tokens: int = 0
+    note: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Subgraph:
+    """The activated subgraph: the retrieved nodes and the edges among them."""
+
+    node_ids: tuple[str, ...] = ()
+    edges: tuple[Edge, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class RetrievalResult:
+    """What ``Memory.search`` returns (SPEC §2).
+
+    ``hits`` are ranked best first. ``state`` carries atom-private data (the
+    plan an LLM planner chose, for instance) that the reconsolidators of the
+    same bundle may read.
+    """
+
+    query: Query
+    hits: tuple[Hit, ...]
+    subgraph: Subgraph
+    trace: tuple[TraceStep, ...]
+    embed_ms: float = 0.0
+    total_ms: float = 0.0
+    state: dict[str, Any] = attrs.field(factory=dict, eq=False)
+
+    @property
+    def node_ids(self) -> list[str]:
+        """Ids of the hits, best first."""
+        return [h.node.id for h in self.hits]
+
+
+@attrs.frozen(kw_only=True)
+class Feedback:
+    """What the caller learnt after using a retrieval result.
+
+    ``answer`` is the system's own answer (never a gold label at evaluation
+    time); ``cited`` are node ids the answer relied on, when known.
+    """
+
+    answer: str | None = None
+    cited: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    useful: bool | None = None
+
+
+@attrs.define(kw_only=True)
+class AddReport:
+    """The outcome of one ``Memory.add`` batch."""
+
+    namespace: str
+    added: list[str] = attrs.field(factory=list)
+    skipped_existing: list[str] = attrs.field(factory=list)
+    nodes_written: int = 0
+    edges_written: int = 0
+    ms: float = 0.0
+    details: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define(kw_only=True)
+class OperationReport:
+    """The outcome of a reconsolidation or consolidation run.
+
+    ``counts`` maps outcome names (``"executed"``, ``"skipped"``,
+    ``"strengthened"``…) to how many times they happened; ``log`` holds one
+    entry per decision with its reason.
+    """
+
+    operator: str
+    namespace: str
+    counts: dict[str, int] = attrs.field(factory=dict)
+    log: list[dict[str, Any]] = attrs.field(factory=list)
+    ms: float = 0.0
+
+    def bump(self, key: str, n: int = 1) -> None:
+        """Add ``n`` to the count of ``key``."""
+        self.counts[key] = self.counts.get(key, 0) + n

@@ -1,0 +1,151 @@
+"""Building the plugin manager: hook specs, kernel essentials, bundles, entry points.
+
+A manager is built per call (no import-time global), so tests and embedding
+applications get isolated registries. Plugins are found through the
+``labile`` entry-point group — the bundles that ship with labile too — and
+loaded tolerantly: a plugin that fails to import is reported (and logged) and
+the others still load. Plugins can be blocked with ``LABILE_DISABLE_PLUGINS``
+(comma-separated names) or a config's ``[plugins] disable``; the kernel's own
+essentials cannot be blocked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import importlib.util
+import os
+from collections.abc import Iterable
+from typing import Any, Final
+
+import attrs
+import pluggy
+import structlog
+
+from labile import hookspecs
+from labile.errors import PluginLoadError
+
+log = structlog.get_logger(__name__)
+
+#: Bundles shipped with labile, as declared in pyproject's ``labile`` entry
+#: points. Used when the distribution's metadata is not installed (a source
+#: checkout on ``PYTHONPATH``); a test keeps it equal to pyproject.toml.
+BUNDLED: Final[dict[str, str]] = {
+    "offline": "labile_offline",
+    "lancedb": "labile_lancedb",
+    "baseline": "labile_baseline",
+    "realm": "labile_realm",
+    "allmem": "labile_allmem",
+    "litellm": "labile_litellm",
+}
+ESSENTIALS: Final = "labile.essentials"
+ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"
+ENV_LOAD: Final = "LABILE_LOAD_PLUGINS"
+
+
+@attrs.frozen(kw_only=True)
+class PluginInfo:
+    """What ``labile plugins`` lists about one plugin."""
+
+    name: str
+    module: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...]
+
+
+def get_plugin_manager(
+    *,
+    entry_points: bool = True,
+    block: Iterable[str] = (),
+    extra: Iterable[object] = (),
+) -> pluggy.PluginManager:
+    """A fresh plugin manager with the kernel essentials and the discovered plugins.
+
+    Args:
+        entry_points: Load plugins from the ``labile`` entry-point group (and
+            the bundled fallback). ``False`` gives the kernel essentials only.
+        block: Plugin names to skip, on top of ``LABILE_DISABLE_PLUGINS``.
+        extra: Plugin objects (modules or instances) to register directly.
+
+    The manager carries ``labile_load_errors`` (a list of `PluginLoadError`)
+    and ``labile_dists`` (plugin name → (distribution, version)).
+    """
+    from labile import essentials
+
+    pm = pluggy.PluginManager("labile")
+    pm.add_hookspecs(hookspecs)
+    pm.register(essentials, name=ESSENTIALS)
+    errors: list[PluginLoadError] = []
+    dists: dict[str, tuple[str | None, str | None]] = {}
+    pm.labile_load_errors = errors  # type: ignore[attr-defined]
+    pm.labile_dists = dists  # type: ignore[attr-defined]
+    blocked = set(block) | _env_names(ENV_DISABLE)
+    blocked.discard(ESSENTIALS)
+    for name in blocked:
+        pm.set_blocked(name)
+    if entry_points:
+        only = _env_names(ENV_LOAD)
+        for name, module, dist, version in _discover():
+            if (only and name not in only) or pm.is_blocked(name) or pm.has_plugin(name):
+                continue
+            try:
+                plugin = importlib.import_module(module)
+                pm.register(plugin, name=name)
+            except Exception as exc:  # a broken plugin must not take the others down
+                where = f" (dist {dist} {version})" if dist else ""
+                err = PluginLoadError(
+                    f"plugin {name!r}{where} failed to load: {type(exc).__name__}: {exc}"
+                )
+                errors.append(err)
+                log.warning("plugin_load_failed", plugin=name, dist=dist, error=str(exc))
+                continue
+            dists[name] = (dist, version)
+    for i, plugin in enumerate(extra):
+        pm.register(plugin, name=getattr(plugin, "__name__", None) or f"extra-{i}")
+    pm.check_pending()
+    return pm
+
+
+def _env_names(var: str) -> set[str]:
+    return {n.strip() for n in os.environ.get(var, "").split(",") if n.strip()}
+
+
+def _discover() -> list[tuple[str, str, str | None, str | None]]:
+    """(name, module, distribution, version) of every plugin, entry points first."""
+    found: dict[str, tuple[str, str, str | None, str | None]] = {}
+    for ep in md.entry_points(group="labile"):
+        dist = ep.dist.name if ep.dist else None
+        version = ep.dist.version if ep.dist else None
+        found.setdefault(ep.name, (ep.name, ep.value.split(":")[0], dist, version))
+    for name, module in BUNDLED.items():
+        if name not in found and importlib.util.find_spec(module) is not None:
+            found[name] = (name, module, "labile", _labile_version())
+    return list(found.values())
+
+
+def _labile_version() -> str | None:
+    try:
+        return md.version("labile")
+    except md.PackageNotFoundError:
+        return None
+
+
+def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    """Every registered plugin with its distribution, version and implemented hooks."""
+    dists: dict[str, tuple[str | None, str | None]] = getattr(pm, "labile_dists", {})
+    out = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
+        if plugin is None:
+            continue
+        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or []))
+        dist, version = dists.get(name, ("labile", _labile_version()))
+        module = getattr(plugin, "__name__", type(plugin).__name__)
+        out.append(PluginInfo(name=name, module=module, distribution=dist, version=version,
+                              hooks=hooks))
+    return out
+
+
+def load_errors(pm: pluggy.PluginManager) -> list[Any]:
+    """The `PluginLoadError` of every plugin that failed to load."""
+    return list(getattr(pm, "labile_load_errors", []))

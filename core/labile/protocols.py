@@ -1,0 +1,287 @@
+"""The ports: one `typing.Protocol` per component kind.
+
+A plugin's factory is called as ``factory(config, deps)`` and must return an
+object satisfying the protocol of its kind. Protocols are structural: a
+component does not inherit from them. Every method here is synchronous; an
+async facade can wrap them later without changing these contracts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from labile.model import (
+    AddReport,
+    Edge,
+    Feedback,
+    Hit,
+    Node,
+    NodeFilter,
+    Observation,
+    OperationReport,
+    Query,
+    RetrievalResult,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from labile.registry import Registries
+    from labile.schema import Schema
+    from labile.usage import UsageMeter
+
+Direction = Literal["out", "in", "both"]
+Scored = tuple[Node, float]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors.
+
+    ``name`` identifies the model and is persisted by stores, so a store never
+    mixes vectors of two models; ``dim`` is the vector length.
+    """
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed ``texts`` as a float32 ``(len(texts), dim)`` array of unit rows."""
+        ...
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """A chat model behind one interface (hosted, local, or scripted).
+
+    ``operation`` names what the call is for (``"extract"``, ``"plan"``,
+    ``"answer"`` …) so usage is accounted per operation.
+    """
+
+    name: str
+
+    def complete_json(
+        self,
+        prompt: str,
+        schema: Mapping[str, Any],
+        *,
+        operation: str,
+        system: str | None = None,
+    ) -> Any:
+        """Return the model's JSON answer, already validated against ``schema``.
+
+        Raises:
+            LLMOutputError: the output stayed invalid after the allowed
+                repairs; callers apply nothing from it (fail closed).
+            LLMError: the call failed for good (auth, retries exhausted).
+        """
+        ...
+
+    def complete_text(
+        self,
+        prompt: str,
+        *,
+        operation: str,
+        system: str | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """Return the model's free-text answer."""
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable storage of observations, nodes and edges, scoped by namespace.
+
+    Every method takes the namespace first, and no method reads or writes rows
+    of another namespace. Reading an unknown namespace gives empty results,
+    never an error. ``batch(ns)`` groups writes: they become durable together
+    when the block exits normally, are rolled back if it raises, and reads
+    inside the block see them. A write outside a block is its own batch.
+    A node's ``content`` is evidence: upserting an existing node with different
+    content raises `StoreError`.
+    """
+
+    def batch(self, namespace: str) -> AbstractContextManager[None]:
+        """Group the writes made inside the block into one crash-safe batch."""
+        ...
+
+    def add_observations(self, namespace: str, observations: Sequence[Observation]) -> None:
+        """Append observations to the verbatim log (ids must be new)."""
+        ...
+
+    def existing_observation_ids(self, namespace: str, ids: Iterable[str]) -> set[str]:
+        """The subset of ``ids`` already in the log."""
+        ...
+
+    def get_observations(self, namespace: str, ids: Sequence[str]) -> list[Observation]:
+        """Observations by id, in the order asked; unknown ids are left out."""
+        ...
+
+    def iter_observations(self, namespace: str) -> Iterator[Observation]:
+        """Every observation of the namespace, in insertion order."""
+        ...
+
+    def upsert_nodes(self, namespace: str, nodes: Sequence[Node]) -> None:
+        """Insert or update nodes by id (content must not change)."""
+        ...
+
+    def get_nodes(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        """Nodes by id, in the order asked; unknown ids are left out."""
+        ...
+
+    def iter_nodes(self, namespace: str, where: NodeFilter | None = None) -> Iterator[Node]:
+        """Every node of the namespace passing ``where``, in insertion order."""
+        ...
+
+    def count_nodes(self, namespace: str, where: NodeFilter | None = None) -> int:
+        """How many nodes pass ``where``."""
+        ...
+
+    def upsert_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        """Insert or update edges by id; both ends must be existing nodes."""
+        ...
+
+    def get_edges(self, namespace: str, ids: Sequence[str]) -> list[Edge]:
+        """Edges by id, in the order asked; unknown ids are left out."""
+        ...
+
+    def edges_of(
+        self,
+        namespace: str,
+        node_ids: Collection[str],
+        *,
+        direction: Direction = "out",
+        predicates: Collection[str] | None = None,
+    ) -> list[Edge]:
+        """Edges leaving (``out``), entering (``in``) or touching the given nodes."""
+        ...
+
+    def iter_edges(self, namespace: str) -> Iterator[Edge]:
+        """Every edge of the namespace."""
+        ...
+
+    def count_edges(self, namespace: str) -> int:
+        """How many edges the namespace has."""
+        ...
+
+    def vector_search(
+        self,
+        namespace: str,
+        vector: NDArray[np.float32],
+        k: int,
+        *,
+        where: NodeFilter | None = None,
+    ) -> list[Scored]:
+        """Top-``k`` nodes by cosine similarity, best first."""
+        ...
+
+    def text_search(
+        self, namespace: str, text: str, k: int, *, where: NodeFilter | None = None
+    ) -> list[Scored]:
+        """Top-``k`` nodes by BM25 over `Node.search_text`, best first (score > 0)."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that holds at least one row."""
+        ...
+
+    def optimize(self) -> None:
+        """Compact storage and refresh indexes (safe to call any time)."""
+        ...
+
+    def stats(self, namespace: str | None = None) -> dict[str, Any]:
+        """Sizes and counts, for one namespace or all."""
+        ...
+
+    def close(self) -> None:
+        """Flush pending writes and release resources."""
+        ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns new observations into nodes and edges (the write path).
+
+    Called inside ``store.batch(namespace)`` with observations not seen before,
+    in the caller's order. It writes through ``deps.store`` and records what
+    it wrote in ``report`` (``nodes_written``, ``edges_written``, ``details``).
+    """
+
+    def ingest(
+        self, namespace: str, observations: Sequence[Observation], report: AddReport
+    ) -> None:
+        """Write the nodes and edges for ``observations``."""
+        ...
+
+
+@runtime_checkable
+class Seeder(Protocol):
+    """Finds the first hits for a query. ``state`` is shared by the atoms of one search."""
+
+    def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
+        """Return seed hits, best first."""
+        ...
+
+
+@runtime_checkable
+class Expander(Protocol):
+    """Grows the hit set over the graph; returns the whole new hit list."""
+
+    def expand(self, query: Query, hits: list[Hit], state: dict[str, Any]) -> list[Hit]:
+        """Return ``hits`` plus what expansion reached (no duplicate node ids)."""
+        ...
+
+
+@runtime_checkable
+class Filter(Protocol):
+    """Re-scores, reorders or trims the hit list."""
+
+    def filter(self, query: Query, hits: list[Hit], state: dict[str, Any]) -> list[Hit]:
+        """Return the hits to keep, best first."""
+        ...
+
+
+@runtime_checkable
+class Reconsolidator(Protocol):
+    """Re-weights memory after a retrieval was used (REALM Algorithm 3)."""
+
+    def reconsolidate(self, result: RetrievalResult, feedback: Feedback) -> OperationReport:
+        """Apply feedback about ``result``; report every decision."""
+        ...
+
+
+@runtime_checkable
+class Consolidator(Protocol):
+    """Reorganises a namespace offline (All-Mem ATC)."""
+
+    def consolidate(self, namespace: str) -> OperationReport:
+        """Run one consolidation pass over ``namespace``."""
+        ...
+
+    def after_add(self, namespace: str, report: AddReport) -> OperationReport | None:
+        """Called after every ``add``; may run a pass (e.g. every N sessions)."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class Deps:
+    """What the pipeline hands every component factory.
+
+    A component never reaches for globals: the store, the embedder, the LLM
+    client, the schema and the usage meter all come from here.
+    """
+
+    embedder: Embedder
+    llm: LLMClient
+    schema: Schema
+    usage: UsageMeter
+    registries: Registries
+    store: Store | None = None
+    clock: Callable[[], datetime] = utcnow

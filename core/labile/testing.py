@@ -1,0 +1,73 @@
+"""Helpers for testing labile and its plugins (ours and third parties').
+
+``make_deps`` builds the `Deps` a component factory receives, with an
+in-memory store, the hashing embedder and (optionally) a scripted LLM, so a
+single component can be tested without a whole pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from labile.hashing import HashingConfig, HashingEmbedder
+from labile.llm import NoLLM, ScriptedLLM
+from labile.memstore import MemoryStore
+from labile.model import Observation
+from labile.plugins import get_plugin_manager
+from labile.protocols import Deps, Embedder, LLMClient, Store
+from labile.registry import Registries, collect
+from labile.schema import CheckedStore, Schema
+from labile.usage import UsageMeter
+
+__all__ = ["ScriptedLLM", "make_deps", "make_registries", "observations"]
+
+
+def make_registries(*plugins: object, entry_points: bool = True) -> Registries:
+    """Registries of a fresh plugin manager plus ``plugins`` registered directly."""
+    return collect(get_plugin_manager(entry_points=entry_points, extra=plugins))
+
+
+def make_deps(
+    *,
+    registries: Registries | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    llm: LLMClient | None = None,
+) -> Deps:
+    """`Deps` for testing one component: in-memory store, hashing embedder, no LLM.
+
+    The store is wrapped in `CheckedStore`, as in a real pipeline.
+    """
+    registries = registries or make_registries()
+    schema = Schema.from_registries(registries)
+    usage = UsageMeter()
+    if isinstance(llm, ScriptedLLM) and llm.usage is None:
+        llm.usage = usage
+    return Deps(
+        embedder=embedder or HashingEmbedder(HashingConfig()),
+        llm=llm or NoLLM(),
+        schema=schema,
+        usage=usage,
+        registries=registries,
+        store=CheckedStore(store or MemoryStore(), schema),  # type: ignore[arg-type]
+    )
+
+
+def observations(
+    texts: Iterable[str | tuple[str, str]],
+    *,
+    start: datetime = datetime(2024, 1, 1, 9, 0, tzinfo=UTC),
+    step: timedelta = timedelta(minutes=1),
+    session: str = "s1",
+    prefix: str = "o",
+    **extra: Any,
+) -> list[Observation]:
+    """Observations from texts (or ``(speaker, text)`` pairs), one ``step`` apart."""
+    out = []
+    for i, item in enumerate(texts):
+        speaker, text = item if isinstance(item, tuple) else (None, item)
+        out.append(Observation(id=f"{prefix}{i + 1}", text=text, speaker=speaker,
+                               timestamp=start + i * step, session=session, **extra))
+    return out

@@ -1,0 +1,259 @@
+"""Extractive keyphrases and extractive summaries.
+
+These are the offline descriptor generators: All-Mem's unit summary and
+keywords and REALM's node keywords come from here when no LLM is configured.
+Both functions only ever return words taken from the input, so a descriptor can
+never assert something the evidence does not say.
+"""
+
+from __future__ import annotations
+
+import re
+
+from labile.text.entities import is_filler, named_entities
+from labile.text.sentences import split_sentences
+from labile.text.tokenize import STOPWORDS, content_words, stem, words
+
+__all__ = ["keyphrases", "summarize"]
+
+
+def _wordset(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+_MONTHS = _wordset(
+    "january february march april may june july august september october november december"
+)
+# Frequent conversational words that make poor keyphrases on their own (hedges,
+# intensifiers, interjections, light verbs, relative-time words). They split
+# candidate phrases the way stopwords do in RAKE.
+_WEAK = _wordset(
+    """
+    really also still even much many lot lots thing things something anything everything
+    nothing stuff way kind kinda sort yeah yes wow hey hi hello thanks thank please okay ok
+    oh um gonna wanna gotta pretty super totally definitely actually literally maybe sure
+    awesome cool nice great good amazing glad happy love loved like liked feel feeling felt
+    think thought know knew get gets got getting make makes made going go goes went come
+    came want wanted need needed see saw seen look looks looked let lets say said tell told
+    take took give gave keep kept lol haha omg guess mean means bit little always never ever
+    sometimes often usually lately recently yesterday today tomorrow tonight now soon later
+    ago last next sounds sound wonderful fantastic incredible glad totally able lately
+    exciting excited awesome anyway anyways btw whats thats hows honestly especially
+    one ones someone everyone anyone new old big lots tons
+    """
+)
+_GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "bye", "congrats", "dear", "yo")
+_MAX_PHRASE = 4
+
+
+def _is_vocative(text: str, start: int, end: int) -> bool:
+    """A name used to address someone ("Hey Mel!", "Thanks, Mel.") is not a topic."""
+    after = text[end:].lstrip()
+    before = text[:start].rstrip()
+    closes = not after or after[0] in ",.!?;:" or not after[0].isalnum()
+    opens = not before or before[-1] in ",.!?;:" or before.casefold().endswith(_GREETINGS)
+    return closes and opens
+
+
+def keyphrases(text: str, k: int = 5) -> list[str]:
+    """Extract up to ``k`` keyphrases from ``text`` (RAKE-style, deterministic).
+
+    Contract:
+        * candidates are maximal runs of words not broken by punctuation,
+          stopwords or weak conversational words (at most four words per
+          phrase), plus every named entity that is not a vocative;
+        * a word scores degree/frequency over the candidates; a phrase scores
+          the sum over its words, x2 for named entities, x1.5 when it holds a
+          number or month name, +25% per repeat;
+        * phrases are deduplicated by their set of stems (a phrase whose stems
+          are a subset of a better phrase's is dropped);
+        * output is lower-cased except words of named entities and acronyms,
+          ordered by score then position; only words of the input appear.
+
+    Args:
+        text: Arbitrary text.
+        k: Maximum number of phrases (``k <= 0`` gives ``[]``).
+
+    Returns:
+        The keyphrases, best first.
+    """
+    if k <= 0 or not text.strip():
+        return []
+    entities, vocatives = [], []
+    for ent in named_entities(text):
+        if ent.category != "title" and _is_vocative(text, *ent.span):
+            vocatives.append(ent.span)
+        else:
+            entities.append(ent)
+    ent_spans = [e.span for e in entities]
+
+    def inside(spans: list[tuple[int, int]], s: int, e: int) -> bool:
+        return any(a <= s and e <= b for a, b in spans)
+
+    # (surface words, token stems, start offset, is_entity)
+    candidates: list[tuple[list[str], list[str], int, bool]] = []
+    for ent in entities:
+        toks = _WORD.findall(ent.name)
+        stems = [stem(w) for t in toks for w in words(t)]
+        if stems:
+            candidates.append((toks, stems, ent.span[0], True))
+    for s, e in split_sentences(text):
+        run: list[tuple[str, int]] = []
+        prev_end = s
+        for m in _WORD.finditer(text, s, e):
+            tok = m.group(0)
+            low = "".join(words(tok))
+            skip = (
+                low in STOPWORDS
+                or low in _WEAK
+                or len(low) <= 1
+                or inside(ent_spans, m.start(), m.end())
+                or inside(vocatives, m.start(), m.end())
+            )
+            if skip or text[prev_end : m.start()].strip():  # punctuation splits runs too
+                _flush(run, candidates)
+                run = []
+            if not skip:
+                run.append((tok, m.start()))
+            prev_end = m.end()
+        _flush(run, candidates)
+    if not candidates:
+        return []
+
+    freq: dict[str, int] = {}
+    degree: dict[str, int] = {}
+    for _toks, stems, _pos, _ent in candidates:
+        for st in stems:
+            freq[st] = freq.get(st, 0) + 1
+            degree[st] = degree.get(st, 0) + len(stems)
+
+    scored: dict[frozenset[str], tuple[float, int, str]] = {}
+    for toks, stems, pos, is_ent in candidates:
+        score = sum(degree[st] / freq[st] for st in stems)
+        if is_ent:
+            score *= 2.0
+        if any(c.isdigit() for t in toks for c in t) or any(t.casefold() in _MONTHS for t in toks):
+            score *= 1.5
+        surface = " ".join(t if is_ent or _is_acronym(t) else t.casefold() for t in toks)
+        key = frozenset(stems)
+        if key in scored:
+            best, first, form = scored[key]
+            scored[key] = (max(best, score) * 1.25, first, form)
+        else:
+            scored[key] = (score, pos, surface)
+
+    ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))
+    chosen: list[tuple[frozenset[str], str]] = []
+    for key, (_score, _pos, surface) in ranked:
+        if any(key <= other for other, _ in chosen):
+            continue
+        chosen.append((key, surface))
+        if len(chosen) == k:
+            break
+    return [surface for _, surface in chosen]
+
+
+def _is_acronym(token: str) -> bool:
+    letters = [c for c in token if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def _flush(run: list[tuple[str, int]], out: list[tuple[list[str], list[str], int, bool]]) -> None:
+    """Turn a run of content tokens into candidates of at most ``_MAX_PHRASE`` words."""
+    for i in range(0, len(run), _MAX_PHRASE):
+        chunk = run[i : i + _MAX_PHRASE]
+        toks = [t for t, _ in chunk]
+        stems = [stem(w) for t in toks for w in words(t)]
+        if stems:
+            out.append((toks, stems, chunk[0][1], False))
+
+
+# --------------------------------------------------------------------------- #
+# Summaries                                                                    #
+# --------------------------------------------------------------------------- #
+
+_WS_TOKEN = re.compile(r"\S+")
+
+
+def _informativeness(sentence: str) -> float:
+    """Content-word count weighted by content density; questions count less."""
+    toks = words(sentence)
+    if not toks or is_filler(sentence):
+        return 0.0
+    content = {w for w in content_words(sentence) if w not in _WEAK}
+    if not content:
+        return 0.0
+    density = len(content) / len(toks)
+    score = len(content) * (0.5 + density)
+    if any(c.isdigit() for c in sentence):
+        score *= 1.2
+    if sentence.rstrip().endswith("?"):
+        score *= 0.5  # a question asks for information rather than giving it
+    return score
+
+
+def summarize(text: str, max_words: int = 40) -> str:
+    """Return a faithful extractive summary of ``text`` in at most ``max_words`` words.
+
+    Contract:
+        * the result is a contiguous run of whole sentences copied verbatim
+          from ``text`` (a substring), centred on the most informative
+          sentence (content words x content density; greetings, thanks and
+          other fillers score zero, questions half);
+        * neighbouring sentences are added while they fit the word budget and
+          score at least 40% of the best one;
+        * if the best sentence alone is longer than ``max_words`` it is cut at
+          a word boundary and "…" is appended;
+        * if every sentence is filler, the text itself is used (truncated the
+          same way); blank text gives "";
+        * words are whitespace-separated tokens, so the output never contains
+          a word that is not in the input.
+
+    Args:
+        text: Arbitrary text.
+        max_words: Word budget (at least 1).
+
+    Returns:
+        The summary.
+    """
+    max_words = max(1, max_words)
+    spans = split_sentences(text)
+    if not spans:
+        return ""
+    scores = [_informativeness(text[s:e]) for s, e in spans]
+    lengths = [len(_WS_TOKEN.findall(text[s:e])) for s, e in spans]
+    best = max(range(len(spans)), key=lambda i: (scores[i], -i))
+    if scores[best] <= 0.0:
+        return _truncate(text[spans[0][0] : spans[-1][1]], max_words)
+    lo = hi = best
+    used = lengths[best]
+    while True:
+        options = []
+        if lo > 0:
+            options.append((scores[lo - 1], -1))
+        if hi + 1 < len(spans):
+            options.append((scores[hi + 1], 1))
+        options = [
+            (sc, d)
+            for sc, d in options
+            if sc >= 0.4 * scores[best] and used + lengths[lo - 1 if d < 0 else hi + 1] <= max_words
+        ]
+        if not options:
+            break
+        _, direction = max(options)
+        if direction < 0:
+            lo -= 1
+            used += lengths[lo]
+        else:
+            hi += 1
+            used += lengths[hi]
+    return _truncate(text[spans[lo][0] : spans[hi][1]], max_words)
+
+
+def _truncate(passage: str, max_words: int) -> str:
+    tokens = list(_WS_TOKEN.finditer(passage))
+    if len(tokens) <= max_words:
+        return passage
+    return passage[: tokens[max_words - 1].end()] + "…"

@@ -1,0 +1,479 @@
+"""Session date-times and relative time expressions.
+
+Conversations say "last Saturday" or "two weeks ago"; memory needs absolute
+intervals so that a temporal question asked months later can be matched
+against the right nodes. :func:`resolve_time_expressions` turns such phrases
+into half-open ``[start, end)`` intervals relative to an anchor (normally the
+timestamp of the turn that contains them).
+
+Conventions (documented because English is ambiguous here):
+    * weeks start on Monday; a weekend is Saturday 00:00 to Monday 00:00;
+    * seasons are meteorological, northern hemisphere (spring = Mar-May,
+      summer = Jun-Aug, fall/autumn = Sep-Nov, winter = Dec-Feb) and "the
+      winter of 2022" is the one starting in December 2022;
+    * a bare or "this"/"on" weekday is the most recent such day on or before
+      the anchor's date; "next"/"coming" picks the first one after it; "last"
+      the most recent one strictly before it;
+    * a month name with a cue ("in March") is the most recent such month on or
+      before the anchor's month; "last May" is strictly before, "next May"
+      strictly after; "May 8th" without a year is in the anchor's year;
+    * "N weeks ago" is the Monday-to-Sunday week containing the day N weeks
+      back; "N months/years ago" the calendar month/year;
+    * "since X" is a range from the start of X to the end of the anchor's day;
+      "the past N days/weeks/..." is a range ending with the anchor's day;
+    * vague words ("recently", "lately", "the other day") are not resolved.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta, tzinfo
+
+import attrs
+
+__all__ = ["GRANULARITIES", "TimeMention", "parse_session_datetime", "resolve_time_expressions"]
+
+
+def _wordset(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
+    return frozenset(text.split())
+
+
+GRANULARITIES: frozenset[str] = frozenset({"day", "week", "month", "year", "weekend", "range"})
+
+
+def _check_granularity(_inst: object, _attr: object, value: str) -> None:
+    if value not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {value!r}")
+
+
+@attrs.frozen
+class TimeMention:
+    """One resolved time expression.
+
+    Attributes:
+        phrase: The expression exactly as written (``text[span[0]:span[1]]``).
+        span: Character offsets of the phrase in the text.
+        start: Inclusive start, tz-aware, in the anchor's time zone.
+        end: Exclusive end, tz-aware, always after ``start``.
+        granularity: "day", "week", "month", "year", "weekend" or "range".
+    """
+
+    phrase: str
+    span: tuple[int, int]
+    start: datetime
+    end: datetime
+    granularity: str = attrs.field(validator=_check_granularity)
+
+
+_MONTH_NUM: dict[str, int] = {
+    name: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for name in names
+}
+_FULL_MONTHS = _wordset(
+    "january february march april may june july august september october november december"
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "couple": 2,
+    "few": 3,
+}
+_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+
+# --------------------------------------------------------------------------- #
+# Session date-times                                                           #
+# --------------------------------------------------------------------------- #
+
+_SESSION = re.compile(
+    r"^\s*(?P<h>\d{1,2}):(?P<mi>\d{2})\s*(?P<ap>[ap])\.?\s*m\.?\s+on\s+"
+    r"(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?P<mon>[a-z]+)\.?,?\s+(?P<y>\d{4})\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse_session_datetime(s: str) -> datetime:
+    """Parse a LoCoMo-style session stamp such as "1:56 pm on 8 May, 2023".
+
+    Args:
+        s: "H:MM am|pm on D Month, YYYY" (month full or abbreviated, comma optional).
+
+    Returns:
+        The moment as a UTC-aware datetime (the source carries no time zone).
+
+    Raises:
+        ValueError: If ``s`` does not have that shape or names an impossible date.
+    """
+    m = _SESSION.match(s)
+    month = _MONTH_NUM.get(m.group("mon").casefold()) if m else None
+    if m is None or month is None:
+        raise ValueError(f"unrecognised session date-time: {s!r}")
+    hour, minute = int(m.group("h")), int(m.group("mi"))
+    if not 1 <= hour <= 12 or minute > 59:
+        raise ValueError(f"unrecognised session date-time: {s!r}")
+    hour = hour % 12 + (12 if m.group("ap").casefold() == "p" else 0)
+    try:
+        return datetime(int(m.group("y")), month, int(m.group("d")), hour, minute, tzinfo=UTC)
+    except ValueError as exc:
+        raise ValueError(f"impossible session date-time: {s!r}") from exc
+
+
+# --------------------------------------------------------------------------- #
+# Calendar helpers                                                             #
+# --------------------------------------------------------------------------- #
+
+_Interval = tuple[date, date, str]  # [start, end) in whole days, granularity
+
+
+def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
+    y, m0 = divmod(year * 12 + (month - 1) + delta, 12)
+    return y, m0 + 1
+
+
+def _month(year: int, month: int) -> _Interval:
+    ny, nm = _add_months(year, month, 1)
+    return date(year, month, 1), date(ny, nm, 1), "month"
+
+
+def _year(year: int) -> _Interval:
+    return date(year, 1, 1), date(year + 1, 1, 1), "year"
+
+
+def _day(d: date) -> _Interval:
+    return d, d + timedelta(days=1), "day"
+
+
+def _week(d: date) -> _Interval:
+    monday = d - timedelta(days=d.weekday())
+    return monday, monday + timedelta(days=7), "week"
+
+
+def _weekend(saturday: date) -> _Interval:
+    return saturday, saturday + timedelta(days=2), "weekend"
+
+
+def _season(season: str, year: int) -> _Interval:
+    start = date(year, _SEASON_START[season], 1)
+    ey, em = _add_months(year, _SEASON_START[season], 3)
+    return start, date(ey, em, 1), "range"
+
+
+def _valid_year(y: int) -> bool:
+    return 1900 <= y <= 2100
+
+
+def _number(raw: str) -> int:
+    """Value of a count phrase: "3", "three", "a", "a couple of", "a few"."""
+    key = " ".join(raw.casefold().split())
+    if key.isdigit():
+        return int(key)
+    return _NUMBER_WORDS[key.removeprefix("a ").removesuffix(" of")]
+
+
+def _clamped(year: int, month: int, day: int) -> date:
+    """``date(year, month, day)`` with the day clamped to the month's length."""
+    return date(year, month, min(day, calendar.monthrange(year, month)[1]))
+
+
+# --------------------------------------------------------------------------- #
+# Rules                                                                        #
+# --------------------------------------------------------------------------- #
+
+_MON = (
+    r"(?P<mon>january|february|march|april|may|june|july|august|september|october|"
+    r"november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+)
+_FULL_MON = (
+    r"(?P<mon>january|february|march|april|may|june|july|august|september|october|"
+    r"november|december)"
+)
+_YEAR = r"(?P<y>\d{4})(?![\d%])"
+_DAYNUM = r"(?P<d>\d{1,2})(?:st|nd|rd|th)?(?!\d)"
+_NUM = (
+    r"(?P<n>\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an|"
+    r"a\s+couple\s+of|a\s+couple|couple\s+of|couple|a\s+few|few|a)"
+)
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_SEASON = r"(?P<season>spring|summer|fall|autumn|winter)"
+
+_Handler = Callable[[re.Match[str], date], _Interval | None]
+_RULES: list[tuple[re.Pattern[str], _Handler]] = []
+
+
+def _rule(pattern: str) -> Callable[[_Handler], _Handler]:
+    """Register a handler for a case-insensitive, word-bounded pattern."""
+
+    def register(fn: _Handler) -> _Handler:
+        _RULES.append((re.compile(rf"(?<![\w-])(?:{pattern})(?![\w])", re.IGNORECASE), fn))
+        return fn
+
+    return register
+
+
+def _month_of(m: re.Match[str]) -> int | None:
+    """Month number; "may"/"march"/abbreviations must be capitalised (they are common words)."""
+    raw = m.group("mon")
+    low = raw.casefold()
+    if not raw[0].isupper() and (low in {"may", "march"} or low not in _FULL_MONTHS):
+        return None
+    return _MONTH_NUM[low]
+
+
+@_rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})")
+def _iso(m: re.Match[str], anchor: date) -> _Interval | None:
+    y = int(m.group("y"))
+    return _day(date(y, int(m.group("m")), int(m.group("d")))) if _valid_year(y) else None
+
+
+@_rule(rf"(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MON}\.?,?\s+{_YEAR}")
+@_rule(rf"{_MON}\.?\s+(?:the\s+)?{_DAYNUM},?\s+{_YEAR}")
+def _full_date(m: re.Match[str], anchor: date) -> _Interval | None:
+    month, y = _month_of(m), int(m.group("y"))
+    if month is None or not _valid_year(y):
+        return None
+    return _day(date(y, month, int(m.group("d"))))
+
+
+@_rule(rf"(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MON}\.?")
+@_rule(rf"{_MON}\.?\s+(?:the\s+)?{_DAYNUM}")
+def _day_month(m: re.Match[str], anchor: date) -> _Interval | None:
+    month = _month_of(m)
+    return None if month is None else _day(date(anchor.year, month, int(m.group("d"))))
+
+
+@_rule(rf"{_MON}\.?,?\s+(?:of\s+)?{_YEAR}")
+def _month_year(m: re.Match[str], anchor: date) -> _Interval | None:
+    month, y = _month_of(m), int(m.group("y"))
+    return _month(y, month) if month is not None and _valid_year(y) else None
+
+
+@_rule(rf"(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}")
+def _season_year(m: re.Match[str], anchor: date) -> _Interval | None:
+    y = int(m.group("y"))
+    return _season(m.group("season").casefold(), y) if _valid_year(y) else None
+
+
+@_rule(rf"(?P<rel>last|next|this\s+past|this\s+coming|this|past)\s+{_SEASON}")
+def _relative_season(m: re.Match[str], anchor: date) -> _Interval | None:
+    season, rel = m.group("season").casefold(), " ".join(m.group("rel").casefold().split())
+    candidates = [_season(season, y) for y in range(anchor.year - 2, anchor.year + 2)]
+    if rel in {"last", "this past", "past"}:
+        done = [c for c in candidates if c[1] <= anchor]
+        return done[-1] if done else None
+    if rel in {"next", "this coming"}:
+        return next(c for c in candidates if c[0] > anchor)
+    # "this summer": the season of the anchor's year (a winter Jan/Feb belongs to the previous one).
+    year = anchor.year - 1 if season == "winter" and anchor.month <= 2 else anchor.year
+    return _season(season, year)
+
+
+@_rule(rf"(?P<cue>back\s+in|in|since|of|during|from)\s+{_YEAR}")
+def _cued_year(m: re.Match[str], anchor: date) -> _Interval | None:
+    y = int(m.group("y"))
+    if not _valid_year(y):
+        return None
+    if m.group("cue").casefold() == "since" and y <= anchor.year:
+        return date(y, 1, 1), anchor + timedelta(days=1), "range"
+    return _year(y)
+
+
+@_rule(
+    r"(?P<rel>last|next|this\s+coming|this\s+past|this|back\s+in|in\s+early|in\s+late|"
+    r"in\s+mid|in|during|since|early|late|mid|the\s+end\s+of|the\s+beginning\s+of|"
+    rf"the\s+start\s+of|the\s+middle\s+of|the\s+month\s+of)[\s-]+{_FULL_MON}"
+)
+def _cued_month(m: re.Match[str], anchor: date) -> _Interval | None:
+    raw = m.group("mon")
+    if not raw[0].isupper():
+        return None  # "in may" is too often the verb
+    month = _MONTH_NUM[raw.casefold()]
+    rel = " ".join(m.group("rel").casefold().split())
+    y = anchor.year
+    if rel == "last":
+        y = anchor.year if month < anchor.month else anchor.year - 1
+    elif rel in {"next", "this coming"}:
+        y = anchor.year if month > anchor.month else anchor.year + 1
+    elif month > anchor.month:
+        y = anchor.year - 1
+    if rel == "since":
+        return date(y, month, 1), anchor + timedelta(days=1), "range"
+    return _month(y, month)
+
+
+@_rule(r"(?P<rel>this|last|next|the\s+previous|previous)\s+(?P<unit>week|month|year)")
+def _relative_unit(m: re.Match[str], anchor: date) -> _Interval | None:
+    rel = m.group("rel").casefold().split()[-1]
+    step = {"this": 0, "last": -1, "previous": -1, "next": 1}[rel]
+    unit = m.group("unit").casefold()
+    if unit == "week":
+        return _week(anchor + timedelta(days=7 * step))
+    if unit == "month":
+        return _month(*_add_months(anchor.year, anchor.month, step))
+    return _year(anchor.year + step)
+
+
+def _saturday_of_current_or_last(anchor: date) -> date:
+    """The Saturday of the weekend containing ``anchor``, else of the last one."""
+    return anchor - timedelta(days=(anchor.weekday() - 5) % 7)
+
+
+@_rule(r"(?P<rel>last|this\s+past|past|this\s+coming|this|next|over\s+the)\s+weekend")
+def _relative_weekend(m: re.Match[str], anchor: date) -> _Interval | None:
+    rel = " ".join(m.group("rel").casefold().split())
+    in_weekend = anchor.weekday() >= 5
+    recent = _saturday_of_current_or_last(anchor)
+    this = recent if in_weekend else recent + timedelta(days=7)
+    if rel in {"last", "this past", "past"}:
+        return _weekend(this - timedelta(days=7))
+    if rel == "over the":
+        return _weekend(recent)
+    if rel == "next":
+        return _weekend(this + timedelta(days=7))
+    return _weekend(this)
+
+
+@_rule(
+    rf"(?:(?P<rel>last|next|this\s+coming|this\s+past|this|on|coming|past)\s+)?{_WD}"
+    r"(?:\s+(?:morning|afternoon|evening|night))?"
+)
+def _weekday(m: re.Match[str], anchor: date) -> _Interval | None:
+    target = _WEEKDAYS.index(m.group("wd").casefold())
+    rel = " ".join((m.group("rel") or "").casefold().split())
+    back = (anchor.weekday() - target) % 7  # days back to the most recent one, 0 = today
+    if rel in {"last", "this past", "past"}:
+        return _day(anchor - timedelta(days=back or 7))
+    if rel in {"next", "this coming", "coming"}:
+        ahead = (target - anchor.weekday()) % 7
+        return _day(anchor + timedelta(days=ahead or 7))
+    return _day(anchor - timedelta(days=back))
+
+
+@_rule(
+    r"the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|last\s+night|"
+    r"today|tonight|this\s+(?:morning|afternoon|evening)|tomorrow"
+)
+def _relative_day(m: re.Match[str], anchor: date) -> _Interval | None:
+    phrase = " ".join(m.group(0).casefold().split())
+    offset = {
+        "the day before yesterday": -2,
+        "the day after tomorrow": 2,
+        "yesterday": -1,
+        "last night": -1,
+        "tomorrow": 1,
+    }.get(phrase, 0)
+    return _day(anchor + timedelta(days=offset))
+
+
+def _shift(anchor: date, n: int, unit: str) -> _Interval:
+    """The day/week/month/year interval ``n`` units away from ``anchor``."""
+    if unit == "day":
+        return _day(anchor + timedelta(days=n))
+    if unit == "week":
+        return _week(anchor + timedelta(days=7 * n))
+    if unit == "month":
+        return _month(*_add_months(anchor.year, anchor.month, n))
+    return _year(anchor.year + n)
+
+
+@_rule(rf"{_NUM}\s+{_UNIT}\s+ago")
+def _ago(m: re.Match[str], anchor: date) -> _Interval | None:
+    return _shift(anchor, -_number(m.group("n")), m.group("unit").casefold())
+
+
+@_rule(rf"in\s+{_NUM}\s+{_UNIT}(?!\s+ago)")
+def _in_future(m: re.Match[str], anchor: date) -> _Interval | None:
+    return _shift(anchor, _number(m.group("n")), m.group("unit").casefold())
+
+
+@_rule(
+    rf"(?:the\s+)?(?:past|last)\s+{_NUM}\s+{_UNIT}"
+    r"|(?:the\s+)?past\s+(?P<unit2>day|week|month|year)s?"
+)
+def _rolling(m: re.Match[str], anchor: date) -> _Interval | None:
+    n = _number(m.group("n")) if m.group("n") else 1
+    unit = (m.group("unit") or m.group("unit2")).casefold()
+    if unit in {"day", "week"}:
+        start = anchor - timedelta(days=n * (7 if unit == "week" else 1))
+    else:
+        y, mo = _add_months(anchor.year, anchor.month, -n * (12 if unit == "year" else 1))
+        start = _clamped(y, mo, anchor.day)
+    return start, anchor + timedelta(days=1), "range"
+
+
+def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
+    """Find time expressions in ``text`` and resolve them against ``anchor``.
+
+    Supported: today/tonight/yesterday/last night/tomorrow/the day before
+    yesterday; this/last/next week|month|year; this/last/next weekend;
+    weekday names (optionally with last/next/this/on); "N days/weeks/months/
+    years ago" and "in N ..." (digits, one..twelve, a/an, a couple of, a few);
+    explicit dates ("8 May 2023", "May 8th, 2023", "May 8th", "2023-05-08",
+    "May 2023"); years with a cue ("in 2022", "since 2019", "back in 2010");
+    month names with a cue ("in March", "last May", "since June"); seasons
+    ("the summer of 2022", "last summer"); "the past two weeks". Overlapping
+    candidates are resolved longest-first. See the module docstring for the
+    calendar conventions.
+
+    Args:
+        text: Arbitrary text.
+        anchor: The moment the text was written; a naive value is taken as UTC.
+
+    Returns:
+        The mentions in text order; every interval is tz-aware (anchor's zone)
+        with ``start < end``.
+    """
+    tz: tzinfo = anchor.tzinfo or UTC
+    day = anchor.date()
+    found: list[tuple[int, int, _Interval]] = []
+    for pattern, handler in _RULES:
+        for m in pattern.finditer(text):
+            try:
+                interval = handler(m, day)
+            except (ValueError, OverflowError, KeyError, StopIteration):
+                interval = None  # impossible dates such as "31 February 2023"
+            if interval is not None and interval[0] < interval[1]:
+                found.append((m.start(), m.end(), interval))
+    # Longest match wins ("the day before yesterday" over "yesterday").
+    found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
+    chosen: list[tuple[int, int, _Interval]] = []
+    for cand in found:
+        if all(cand[1] <= s or e <= cand[0] for s, e, _ in chosen):
+            chosen.append(cand)
+    chosen.sort(key=lambda f: f[0])
+
+    def at(d: date) -> datetime:
+        return datetime(d.year, d.month, d.day, tzinfo=tz)
+
+    return [TimeMention(text[s:e], (s, e), at(iv[0]), at(iv[1]), iv[2]) for s, e, iv in chosen]

@@ -1,0 +1,49 @@
+"""Baseline pipelines: one node per observation, no graph (``dense``, ``bm25``, ``hybrid``).
+
+They are the floor every method bundle must beat, and they exercise the
+preset and config machinery end to end.
+"""
+
+from __future__ import annotations
+
+from labile.hookspecs import hookimpl
+from labile.model import NodeKind
+from labile.registry import Register
+
+
+@hookimpl
+def labile_register_node_kinds(register: Register) -> None:
+    """``baseline.turn``: one observation, verbatim, with its date and speaker."""
+    register("baseline.turn", NodeKind(name="baseline.turn", fields=("speaker", "session")),
+             summary="one observation as a dated line of text")
+
+
+@hookimpl
+def labile_register_extractors(register: Register) -> None:
+    """``baseline.turns``: one node per observation."""
+    from labile_baseline.turns import TurnExtractor, TurnExtractorConfig
+
+    register("baseline.turns", TurnExtractor, config=TurnExtractorConfig,
+             summary="one node per observation: '[date] speaker: text', embedded as is")
+
+
+@hookimpl
+def labile_register_seeders(register: Register) -> None:
+    """Dense, BM25 and RRF-hybrid seeders over any store."""
+    from labile_baseline import seeders as s
+
+    register("baseline.dense", s.DenseSeeder, config=s.DenseSeederConfig,
+             summary="cosine similarity of the query embedding")
+    register("baseline.bm25", s.BM25Seeder, config=s.BM25SeederConfig,
+             summary="the store's BM25 full-text search")
+    register("baseline.hybrid", s.HybridSeeder, config=s.HybridSeederConfig,
+             summary="reciprocal-rank fusion of dense and BM25 (k = 60)")
+
+
+@hookimpl
+def labile_register_presets(register: Register) -> None:
+    """``dense``, ``bm25`` and ``hybrid`` on the embedded default store."""
+    from labile_baseline.presets import PRESETS
+
+    for name, (summary, table) in PRESETS.items():
+        register(name, table, summary=summary)

@@ -1,0 +1,67 @@
+"""``baseline.turns``: each observation becomes one node holding its dated text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from labile.model import AddReport, Node, Observation
+from labile.protocols import Deps
+
+
+@attrs.frozen(kw_only=True)
+class TurnExtractorConfig:
+    """Options of ``baseline.turns``.
+
+    Attributes:
+        dated: Prefix the text with the observation's date, as the reference
+            baselines index turns (``[<date>] <speaker>: <text>``).
+    """
+
+    dated: bool = True
+
+
+def format_date(ts: datetime) -> str:
+    """``1:56 pm on 8 May, 2023`` — the conversational date style."""
+    hour = ts.hour % 12 or 12
+    return f"{hour}:{ts.minute:02d} {'am' if ts.hour < 12 else 'pm'} on {ts.day} {ts:%B}, {ts.year}"
+
+
+def turn_text(obs: Observation, *, dated: bool = True) -> str:
+    """The document for one observation: ``[date] speaker: text [shares a photo: …]``."""
+    parts = []
+    if dated:
+        date_text = obs.metadata.get("date_text") or format_date(obs.timestamp)
+        parts.append(f"[{date_text}]")
+    parts.append(f"{obs.speaker}: {obs.text}" if obs.speaker else obs.text)
+    caption = obs.metadata.get("caption")
+    if caption:
+        parts.append(f"[shares a photo: {caption}]")
+    return " ".join(parts)
+
+
+class TurnExtractor:
+    """Writes one ``baseline.turn`` node per observation, embedded in one batch call."""
+
+    def __init__(self, config: TurnExtractorConfig, deps: Deps) -> None:
+        self._config, self._deps = config, deps
+
+    def ingest(
+        self, namespace: str, observations: Sequence[Observation], report: AddReport
+    ) -> None:
+        """Write the nodes for ``observations`` (one embedding call per batch)."""
+        texts = [turn_text(o, dated=self._config.dated) for o in observations]
+        vectors = self._deps.embedder.embed(texts)
+        nodes = [
+            Node(
+                id=obs.id, kind="baseline.turn", content=text, sources=(obs.id,),
+                time_start=obs.timestamp, created_at=obs.timestamp, updated_at=obs.timestamp,
+                embedding=vec, attrs={"speaker": obs.speaker, "session": obs.session},
+            )
+            for obs, text, vec in zip(observations, texts, vectors, strict=True)
+        ]
+        assert self._deps.store is not None
+        self._deps.store.upsert_nodes(namespace, nodes)
+        report.nodes_written += len(nodes)

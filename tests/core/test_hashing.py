@@ -1,0 +1,110 @@
+"""Tests of the feature-hashing test embedder."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+
+from labile.hashing import HashingConfig, HashingEmbedder
+
+# Computed once with blake2b feature hashing; Python's salted hash() would change these in every
+# process, so matching them proves the vectors are process-independent.
+HELLO_WORLD_256 = {
+    57: 0.213201,
+    137: 0.426401,
+    148: 0.213201,
+    162: 0.213201,
+    175: -0.213201,
+    194: -0.213201,
+    195: -0.213201,
+    198: 0.213201,
+    220: 0.213201,
+    237: 0.426401,
+    241: -0.213201,
+    246: -0.426401,
+    248: 0.213201,
+}
+HELLO_WORLD_16 = [
+    0.0, -0.223607, 0.0, -0.223607, 0.223607, 0.0, -0.223607, 0.0,
+    0.223607, 0.67082, 0.0, 0.0, 0.223607, 0.447214, 0.0, -0.223607,
+]  # fmt: skip
+
+
+def _emb(dim: int = 256) -> HashingEmbedder:
+    return HashingEmbedder(HashingConfig(dim=dim), None)
+
+
+def test_fixed_expected_values() -> None:
+    vec = _emb().embed(["Hello world"])[0]
+    expected = np.zeros(256)
+    for idx, val in HELLO_WORLD_256.items():
+        expected[idx] = val
+    np.testing.assert_allclose(vec, expected, atol=1e-6)
+    np.testing.assert_allclose(_emb(16).embed(["Hello world"])[0], HELLO_WORLD_16, atol=1e-6)
+
+
+def test_deterministic_across_calls_and_instances() -> None:
+    texts = ["the cat sat on the mat", "Zoë visited Kraków", "Hello world"]
+    a = _emb().embed(texts)
+    b = _emb().embed(texts)
+    c = _emb().embed(texts[::-1])[::-1]
+    assert np.array_equal(a, b)
+    assert np.array_equal(a, c)
+
+
+def test_case_punctuation_and_unicode_normalisation() -> None:
+    a, b, c, d = _emb().embed(["Hello world", "hello, WORLD!", "Zo\u00eb", "Zoe\u0308"])
+    np.testing.assert_allclose(a, b, atol=1e-7)
+    np.testing.assert_allclose(c, d, atol=1e-7)  # composed vs decomposed diaeresis
+
+
+def test_shape_dtype_norm() -> None:
+    out = _emb(64).embed(["one", "two words", "a somewhat longer text with several words"])
+    assert out.shape == (3, 64)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-6)
+
+
+def test_zero_text_gives_zero_row() -> None:
+    out = _emb().embed(["", "   ", "?!...", "word"])
+    assert np.all(np.isfinite(out))
+    assert not out[:3].any()
+    assert np.linalg.norm(out[3]) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_empty_input() -> None:
+    out = _emb(32).embed([])
+    assert out.shape == (0, 32)
+    assert out.dtype == np.float32
+
+
+def test_similarity_reflects_overlap() -> None:
+    a, b, c = _emb(1024).embed(
+        ["Melanie painted a sunrise over the lake", "Melanie painted the lake", "tax forms due"]
+    )
+    assert a @ b > 0.5
+    assert abs(float(a @ c)) < 0.2
+
+
+def test_dim_config_and_name() -> None:
+    emb = _emb(512)
+    assert emb.dim == 512
+    assert emb.name == "hashing-512"
+    assert emb.embed(["x"]).shape == (1, 512)
+    assert HashingConfig().dim == 256
+    assert HashingEmbedder(HashingConfig(), None).name == "hashing-256"
+    for bad in (15, 4097, 0):
+        with pytest.raises(ValueError):
+            HashingConfig(dim=bad)
+    with pytest.raises(TypeError):
+        HashingConfig(dim=256.0)  # type: ignore[arg-type]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        HashingConfig().dim = 8  # type: ignore[misc]
+
+
+def test_rejects_bare_string_and_non_strings() -> None:
+    with pytest.raises(TypeError, match="not a single str"):
+        _emb().embed("hello")
+    with pytest.raises(TypeError, match=r"texts\[0\]"):
+        _emb().embed([None])  # type: ignore[list-item]

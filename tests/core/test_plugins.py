@@ -1,0 +1,87 @@
+"""Plugin discovery: entry points, bundled fallback, tolerant loading, blocking."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import sys
+import tomllib
+import types
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from labile import hookimpl
+from labile import plugins as plugins_mod
+from labile.plugins import BUNDLED, ESSENTIALS, get_plugin_manager, list_plugins
+from labile.registry import collect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bundled_map_equals_pyproject_entry_points() -> None:
+    """The source-checkout fallback must list exactly what pyproject declares."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert meta["project"]["entry-points"]["labile"] == BUNDLED
+
+
+def test_bundled_plugins_are_found(bundled_pm: pluggy.PluginManager) -> None:
+    names = {info.name for info in list_plugins(bundled_pm)}
+    assert ESSENTIALS in names
+    assert {"offline", "lancedb", "baseline"} <= names
+
+
+class _FakeEP:
+    def __init__(self, name: str, value: str) -> None:
+        self.name, self.value, self.dist = name, value, None
+
+
+def test_broken_plugin_is_reported_and_others_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    good = types.ModuleType("labile_test_good")
+
+    @hookimpl
+    def labile_register_filters(register: object) -> None:
+        register("good.filter", object)  # type: ignore[operator]
+
+    good.labile_register_filters = labile_register_filters  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "labile_test_good", good)
+    eps = [_FakeEP("broken", "labile_test_missing_module"), _FakeEP("good", "labile_test_good")]
+    monkeypatch.setattr(md, "entry_points", lambda group: eps if group == "labile" else [])
+    monkeypatch.setattr(plugins_mod, "BUNDLED", {})
+    pm = get_plugin_manager()
+    errors = pm.labile_load_errors  # type: ignore[attr-defined]
+    assert len(errors) == 1 and "plugin 'broken'" in str(errors[0])
+    reg = collect(pm)
+    assert "good.filter" in reg["filter"]
+    with pytest.raises(LookupError, match="failed to load"):
+        reg["filter"].get("broken.filter")
+
+
+def test_block_by_env_and_argument(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LABILE_DISABLE_PLUGINS", "baseline")
+    pm = get_plugin_manager(block=["offline"])
+    names = {i.name for i in list_plugins(pm)}
+    assert "baseline" not in names and "offline" not in names
+    assert "lancedb" in names
+
+
+def test_essentials_cannot_be_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LABILE_DISABLE_PLUGINS", ESSENTIALS)
+    pm = get_plugin_manager(entry_points=False)
+    assert "memory" in collect(pm)["store"]
+
+
+def test_misspelt_hook_fails_at_startup() -> None:
+    class Typo:
+        @hookimpl
+        def labile_register_filter(self, register: object) -> None:  # missing "s"
+            pass
+
+    with pytest.raises(pluggy.PluginValidationError, match="unknown hook"):
+        get_plugin_manager(entry_points=False, extra=[Typo()])
+
+
+def test_plugins_listing_has_versions_and_hooks(bundled_pm: pluggy.PluginManager) -> None:
+    by_name = {i.name: i for i in list_plugins(bundled_pm)}
+    assert "labile_register_stores" in by_name[ESSENTIALS].hooks
+    assert "labile_register_embedders" in by_name["offline"].hooks
