@@ -339,7 +339,7 @@ def config_fields(config_cls: type) -> list[tuple[str, str, Any]]:
     for field in attrs.fields(config_cls):
         default = field.default
         if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-            default = default.factory()  # type: ignore[attr-defined]
+            default = default.factory()
         out.append((field.name, _type_name(hints.get(field.name, field.type)), default))
     return out
 

@@ -87,9 +87,10 @@ def to_toml(table: Mapping[str, Any], prefix: str = "") -> str:
     for key, value in table.items():
         if value is None:
             continue
-        if isinstance(value, Mapping):
-            nested.append((key, value))
-        elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        is_table_list = isinstance(value, list) and value and all(
+            isinstance(v, Mapping) for v in value
+        )
+        if isinstance(value, Mapping) or is_table_list:
             nested.append((key, value))
         else:
             lines.append(f"{key} = {_toml_value(value)}")
@@ -101,3 +102,34 @@ def to_toml(table: Mapping[str, Any], prefix: str = "") -> str:
             for item in value:
                 lines += ["", f"[[{name}]]", to_toml(item, prefix=f"{name}.")]
     return "\n".join(line for line in lines).strip("\n")
+
+
+def hooks_markdown() -> str:
+    """The hook reference: one section per hook, headed by its signature, then its docstring."""
+    import inspect
+
+    from labile import hookspecs
+
+    lines = ["# Hook reference", "",
+             "Generated from `labile.hookspecs` (`python -m labile.docgen hooks`).",
+             "Each hook",
+             "receives a `register` callback: `register(name, factory, config=ConfigClass,",
+             "summary=\"…\")`.", "", inspect.cleandoc(hookspecs.__doc__ or ""), ""]
+    for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
+        if not name.startswith("labile_"):
+            continue
+        params = ", ".join(inspect.signature(fn).parameters)
+        lines += [f"## `{name}({params})`", "", inspect.cleandoc(fn.__doc__ or ""), ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - used to regenerate the docs
+    import sys
+
+    if sys.argv[1:] == ["hooks"]:
+        sys.stdout.write(hooks_markdown() + "\n")
+    elif sys.argv[1:] == ["components"]:
+        from labile.memory import build_registries
+
+        regs = build_registries()
+        sys.stdout.write(components_markdown(regs, list(regs.by_kind)) + "\n")

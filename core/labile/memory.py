@@ -86,8 +86,8 @@ class Memory:
         self.usage = UsageMeter()
         self.schema = Schema.from_registries(registries)
         base = Deps(
-            embedder=_Unbuilt("embedder"),  # type: ignore[arg-type]
-            llm=_Unbuilt("llm"),  # type: ignore[arg-type]
+            embedder=_Unbuilt("embedder"),
+            llm=_Unbuilt("llm"),
             schema=self.schema, usage=self.usage, registries=registries,
         )
         self.embedder: Embedder = embedder or self._build("embedder", config.embedder, base)
@@ -96,7 +96,7 @@ class Memory:
         )
         deps = attrs.evolve(base, embedder=self.embedder, llm=self.llm)
         raw_store: Store = store or self._build("store", config.store, deps)
-        self.store: Store = CheckedStore(raw_store, self.schema)  # type: ignore[assignment]
+        self.store: Store = CheckedStore(raw_store, self.schema)
         self.deps = attrs.evolve(deps, store=self.store)
         self.extractor: Extractor = self._build("extractor", config.extractor, self.deps)
         self.seeders: list[tuple[str, Seeder]] = self._build_all("seeder", config.seeders)
@@ -265,6 +265,26 @@ class Memory:
             - (before.prompt_tokens + before.completion_tokens),
         ))
         return hits
+
+    def answer(
+        self,
+        question: str,
+        *,
+        namespace: str,
+        k: int = 10,
+        as_of: datetime | None = None,
+        budget_tokens: int = 2000,
+    ) -> Any:
+        """Answer ``question`` from memory; returns a `labile.answer.Answer`.
+
+        Retrieves, builds a dated context within ``budget_tokens``, asks the
+        pipeline's LLM, maps citations to node ids, then runs the
+        reconsolidators with the answer (see `labile.answer.answer_question`).
+        """
+        from labile.answer import answer_question
+
+        return answer_question(self, question, namespace=namespace, k=k, as_of=as_of,
+                               budget_tokens=budget_tokens)
 
     # -- learning -----------------------------------------------------------
     def feedback(

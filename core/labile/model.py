@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+from attrs import Attribute
 from numpy.typing import NDArray
 
 Vector = NDArray[np.float32]
@@ -31,7 +32,7 @@ def new_id(prefix: str = "") -> str:
     return f"{prefix}{uuid.uuid4().hex}"
 
 
-def _aware(_inst: object, attribute: attrs.Attribute[Any], value: datetime | None) -> None:
+def _aware(_inst: object, attribute: Attribute[Any], value: datetime | None) -> None:
     if value is not None and (value.tzinfo is None or value.utcoffset() is None):
         raise ValueError(
             f"{attribute.name} must be timezone-aware, got naive {value.isoformat()}; "
@@ -39,7 +40,7 @@ def _aware(_inst: object, attribute: attrs.Attribute[Any], value: datetime | Non
         )
 
 
-def _nonempty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> None:
+def _nonempty(_inst: object, attribute: Attribute[Any], value: str) -> None:
     if not value:
         raise ValueError(f"{attribute.name} must be a non-empty string")
 
@@ -183,7 +184,7 @@ class Edge:
     attrs: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
 
     @weight.validator
-    def _check_weight(self, _attribute: attrs.Attribute[float], value: float) -> None:
+    def _check_weight(self, _attribute: Attribute[float], value: float) -> None:
         if not (0.0 <= value <= 1.0) or value != value:
             raise ValueError(f"edge weight must be in [0, 1], got {value!r}")
 

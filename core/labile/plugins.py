@@ -101,8 +101,8 @@ def get_plugin_manager(
                 log.warning("plugin_load_failed", plugin=name, dist=dist, error=str(exc))
                 continue
             dists[name] = (dist, version)
-    for i, plugin in enumerate(extra):
-        pm.register(plugin, name=getattr(plugin, "__name__", None) or f"extra-{i}")
+    for i, obj in enumerate(extra):
+        pm.register(obj, name=getattr(obj, "__name__", None) or f"extra-{i}")
     pm.check_pending()
     return pm
 

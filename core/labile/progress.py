@@ -32,10 +32,8 @@ def progress(
         yield from items
         return
     start = last = time.perf_counter()
-    n = 0
-    for item in items:
+    for n, item in enumerate(items, start=1):
         yield item
-        n += 1
         now = time.perf_counter()
         if now - last >= 0.1 or n == total:
             last = now
@@ -47,5 +45,5 @@ def progress(
             else:
                 stream.write(f"\r{label} {n} {rate:,.1f}/s")
             stream.flush()
-    stream.write("\n")
+    stream.write("\n")  # after the loop: keep the last state visible
     stream.flush()

@@ -51,7 +51,7 @@ def make_deps(
         schema=schema,
         usage=usage,
         registries=registries,
-        store=CheckedStore(store or MemoryStore(), schema),  # type: ignore[arg-type]
+        store=CheckedStore(store or MemoryStore(), schema),
     )
 
 

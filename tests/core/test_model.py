@@ -11,7 +11,7 @@ from labile.model import Edge, Node, NodeFilter, Observation, Predicate, edge_id
 
 def test_naive_timestamps_are_rejected_with_a_hint() -> None:
     with pytest.raises(ValueError, match="timezone-aware.*tzinfo"):
-        Observation(id="a", text="x", timestamp=datetime(2024, 1, 1))  # noqa: DTZ001
+        Observation(id="a", text="x", timestamp=datetime(2024, 1, 1))
 
 
 def test_observation_requires_id() -> None:

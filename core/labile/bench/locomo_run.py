@@ -11,7 +11,7 @@ turns through their ``sources`` and scored at each k.
 The JSON summary (``--json``) has a stable, versioned schema (`SCHEMA_VERSION`)::
 
     {"schema_version": 1, "dataset": str,
-     "presets": {NAME: {"overall": {"R@5", "N@5", "R@10", "N@10", "Hit@5", "n"},
+     "presets": {NAME: {"overall": {"R@5", "N@5", "R@10", "N@10", "Hit@5", "Hit@10", "n"},
                         "by_category": {"1": {...}, ...},
                         "ingest_turns_per_s": float, "embedder_turns_per_s": float,
                         "query_ms": {"p50", "p95"}, "embed_query_ms": {"p50"},
@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import attrs
 import structlog
 
 from labile.bench.locomo import Conversation, EvidenceCleaning, load_locomo
@@ -63,10 +64,19 @@ def observations_of(conv: Conversation) -> list[list[Observation]]:
     return out
 
 
-def _store_table(store_dir: Path | None, preset: str) -> dict[str, Any]:
-    if store_dir is None:
-        return {"path": "memory://"}
-    return {"path": str(store_dir / preset)}
+def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> None:
+    """Point a path-based store at ``store_dir/<preset>`` (a temp dir by default)."""
+    from labile.config import merge_tables
+    from labile.memory import build_registries
+
+    registries = build_registries()
+    preset_table = registries["preset"].get(preset).factory
+    merged = merge_tables(preset_table, table)
+    store = merged.get("store", {})
+    component = registries["store"].get(store.get("type", ""))
+    if "path" in {f.name for f in attrs.fields(component.config)}:
+        path = str(store_dir / preset) if store_dir else "memory://"
+        table["store"] = {**table.get("store", {}), "path": path}
 
 
 def run_preset(
@@ -82,9 +92,7 @@ def run_preset(
 ) -> dict[str, Any]:
     """Ingest and query every conversation with ``preset``; return its summary."""
     table: dict[str, Any] = {"preset": preset, **(config_overrides or {})}
-    store_opts = dict(table.get("store", {}))
-    store_opts.update(_store_table(store_dir, preset))
-    table["store"] = store_opts
+    _with_store_path(table, store_dir, preset)
     memory = Memory.open(table)
     scorer = RetrievalScorer(ks=tuple(ks))
     kmax = max(ks)

@@ -1,0 +1,100 @@
+"""Meta-tests: docs, tests and imports stay complete as the code grows."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labile import hookspecs
+from labile.docgen import components_markdown, hooks_markdown
+from labile.memory import build_registries
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOKS = [n for n, _ in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("labile_")]
+
+
+def test_hook_reference_is_generated_and_current() -> None:
+    """docs/plugins/hooks.md is exactly what the hook specs' docstrings say."""
+    text = (ROOT / "docs/plugins/hooks.md").read_text()
+    assert text.strip() == hooks_markdown().strip(), (
+        "regenerate: python -m labile.docgen hooks > docs/plugins/hooks.md"
+    )
+    for name in HOOKS:
+        assert f"## `{name}(register)`" in text
+
+
+def test_every_hook_is_exercised_by_a_test() -> None:
+    sources = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    missing = [n for n in HOOKS if f"def test_hook_{n}" not in sources]
+    assert not missing, f"hooks without a test_hook_<name> test: {missing}"
+
+
+def test_every_hook_has_a_docstring_contract() -> None:
+    for name in HOOKS:
+        assert len(inspect.getdoc(getattr(hookspecs, name)) or "") > 40, name
+
+
+def test_component_reference_is_current() -> None:
+    registries = build_registries()
+    expected = components_markdown(registries, list(registries.by_kind))
+    text = (ROOT / "docs/components.md").read_text()
+    assert text.strip() == expected.strip(), (
+        "regenerate: labile components --format md > docs/components.md"
+    )
+
+
+def _modules() -> list[str]:
+    mods = []
+    for root in ("core", "plugins", "contrib"):
+        base = ROOT / root
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            if parts and parts[-1] != "__main__":
+                mods.append(".".join(parts))
+    return mods
+
+
+def test_every_module_imports_under_warnings_as_errors() -> None:
+    code = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        f"for m in {_modules()!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(m)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{m}: {type(exc).__name__}: {exc}')\n"
+        "print('\\n'.join(failed)); sys.exit(1 if failed else 0)\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_importing_labile_does_not_import_heavy_dependencies() -> None:
+    code = ("import sys, labile, labile.memory, labile.cli\n"
+            "heavy = [m for m in ('litellm', 'lancedb', 'onnxruntime') if m in sys.modules]\n"
+            "assert not heavy, heavy")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_sample_third_party_plugin_is_found_by_name() -> None:
+    """The plugin-authoring guide's package, installed by CI, is discovered by entry point."""
+    if importlib.util.find_spec("labile_echo") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install docs/examples/labile-echo")
+        pytest.skip("labile-echo is not installed (pip install -e docs/examples/labile-echo)")
+    registries = build_registries()
+    component = registries["filter"].get("echo.min_score")
+    assert component.plugin == "echo"
