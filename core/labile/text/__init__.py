@@ -14,7 +14,7 @@ from labile.text.entities import Entity, is_filler, named_entities, normalize_na
 from labile.text.keywords import keyphrases, summarize
 from labile.text.sentences import split_sentences
 from labile.text.timeparse import TimeMention, parse_session_datetime, resolve_time_expressions
-from labile.text.tokenize import STOPWORDS, content_words, stem, terms, words
+from labile.text.tokenize import STOPWORDS, content_words, is_stopword, stem, terms, words
 
 __all__ = [
     "STOPWORDS",
@@ -23,6 +23,7 @@ __all__ = [
     "TimeMention",
     "content_words",
     "is_filler",
+    "is_stopword",
     "keyphrases",
     "named_entities",
     "normalize_name",

@@ -14,7 +14,7 @@ import re
 import attrs
 
 from labile.text.sentences import split_sentences
-from labile.text.tokenize import STOPWORDS
+from labile.text.tokenize import STOPWORDS, is_stopword
 
 __all__ = ["CATEGORIES", "Entity", "is_filler", "named_entities", "normalize_name"]
 
@@ -61,6 +61,14 @@ _DAYS = _wordset(
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs "
     "fri sat sun weekend"
 )
+# Nationality and language adjectives are capitalised but are not names of people.
+_NATIONALITIES = _wordset(
+    """
+    american english british spanish german french italian chinese japanese korean
+    european african asian canadian mexican indian russian portuguese greek dutch swedish
+    irish scottish australian latin arabic brazilian turkish polish thai vietnamese
+    """
+)
 _HOLIDAYS = _wordset(
     "christmas easter thanksgiving halloween hanukkah passover ramadan diwali xmas"
 )
@@ -89,8 +97,8 @@ _COMMON = _wordset(
 _INTERJECTION = re.compile(
     r"h?(?:ha|he|hi){2,}h?|lo+l|a+w+|o+h+|h+m+|u+m+|u+g+h+|y+a+y+|w+o+w+|o+m+g+"
 )
-# Common-word endings: a sentence-initial "Painting"/"Recently"/"Excited" is not a name.
-_COMMON_SUFFIX = re.compile(r"(?:ly|ing|ed|ness|ment|tion|sion|ful|less|ous|ive|able|ible)$")
+_INITIALS = re.compile(r"(?:[A-Z]\.)*[A-Z]|[A-Z][a-z]*")
+_NAME_PREFIX = re.compile(r"(?:Mc|Mac|Le|La|De|Di|Da|Du|Van|Von|O)[A-Z][a-z]")
 _CONNECTORS = frozenset({"of", "the", "de", "del", "da", "di", "du", "van", "von", "for", "&"})
 _HONORIFICS = _wordset(
     "mr mrs ms miss dr prof professor aunt uncle sir lady lord saint captain coach"
@@ -125,7 +133,8 @@ _PERSON_BEFORE_PREP = _wordset(
     gives sent send sending sends wrote write writing writes listen listened listening
     introduced married reached close next thanks thank according belong belongs belonged
     message messaged text texted letter card gift call called heard hear hearing received
-    learned note email present lesson lessons advice shout look looked looking smiled
+    learned note email present lesson lessons advice shout look looked looking smiled used
+    goodbye bye hello hi
     """
 )
 
@@ -139,7 +148,8 @@ def _is_capitalised(token: str) -> bool:
 
 
 def _is_acronym(token: str) -> bool:
-    letters = [c for c in token if c.isalpha()]
+    """All-caps words of two or more letters, also in the plural ("RPG", "RPGs")."""
+    letters = [c for c in token.removesuffix("s") if c.isalpha()]
     return len(letters) >= 2 and all(c.isupper() for c in letters)
 
 
@@ -147,7 +157,7 @@ def _is_common(token: str) -> bool:
     """Stopwords, chat interjections, month/day names and the pronoun "I"."""
     low = _lower(_POSSESSIVE.sub("", token))
     return (
-        low in STOPWORDS
+        is_stopword(token)
         or low in _COMMON
         or low in _MONTHS
         or low in _DAYS
@@ -196,6 +206,8 @@ def _titles(text: str) -> list[Entity]:
             continue
         if _lower(toks[0]) == "i" and len(toks) > 1:
             continue  # a quoted sentence ("I love it"), not a title
+        if all(is_stopword(t) for t in toks):
+            continue  # a quoted function word ("That") is not a title
         content = [t for t in toks[1:] if _lower(t) not in STOPWORDS]
         if sum(_is_capitalised(t) for t in content) * 2 < len(content):
             continue  # most content words lower-case: a quoted phrase, not a title
@@ -206,6 +218,11 @@ def _titles(text: str) -> list[Entity]:
 def _joinable(left: _Tok, right: _Tok) -> bool:
     """Words of one name are separated by one space (or ". " after an initial)."""
     return re.fullmatch(r"\.?\s", right.gap) is not None and right.start > left.end
+
+
+def _separator_after(sentence: list[_Tok], i: int) -> str:
+    """The punctuation before token ``i``; "." when the sentence ends there."""
+    return sentence[i].gap.strip() if i < len(sentence) else "."
 
 
 def _name_groups(sentence: list[_Tok], caps_mid: set[str]) -> list[list[_Tok]]:
@@ -221,7 +238,19 @@ def _name_groups(sentence: list[_Tok], caps_mid: set[str]) -> list[list[_Tok]]:
             and _is_capitalised(sentence[i].text)
             and _joinable(tok, sentence[i])
         )
-        if not honorific and (not _is_capitalised(tok.text) or _is_common(tok.text)):
+        # A capitalised article/preposition mid-sentence opens a name when a
+        # capitalised non-common word follows ("love The Beatles", "Under Armour").
+        opener = (
+            not tok.initial
+            and _is_capitalised(tok.text)
+            and tok.text.casefold() in STOPWORDS
+            and tok.text != "I"
+            and i < n
+            and _is_capitalised(sentence[i].text)
+            and not _is_common(sentence[i].text)
+            and sentence[i].gap == " "
+        )
+        if not (honorific or opener) and (not _is_capitalised(tok.text) or _is_common(tok.text)):
             continue
         group = [tok]
         # Extend over capitalised words, allowing lower-case connectors inside
@@ -233,58 +262,85 @@ def _name_groups(sentence: list[_Tok], caps_mid: set[str]) -> list[list[_Tok]]:
             if (
                 _is_capitalised(cur.text)
                 and (not _is_common(cur.text) or _lower(cur.text) == "the")
-            ) or (
-                cur.text.casefold() in _CONNECTORS
-                and i + 1 < n
-                and _is_capitalised(sentence[i + 1].text)
-                and sentence[i + 1].gap == " "
-            ):
+            ) or (cur.text.casefold() in _CONNECTORS and _connects(sentence, i)):
                 group.append(cur)
                 i += 1
             else:
                 break
         while group and group[-1].text.casefold() in _CONNECTORS:
             group.pop()
-        if group and _keep_group(group, sentence, i, caps_mid):
+        after = _separator_after(sentence, i)
+        if (
+            len(group) == 2
+            and group[0].initial
+            and _POSSESSIVE.sub("", group[0].text) not in caps_mid
+            and after[:1] in {",", "!", "?", "."}
+        ):
+            # "Woah Joanna!", "Go Jon!", "Remember Jon, ...": an opening word plus
+            # the name of the person addressed.
+            group = group[1:]
+        if group and _keep_group(group, caps_mid):
             groups.append(group)
     return groups
 
 
-def _keep_group(group: list[_Tok], sentence: list[_Tok], after: int, caps_mid: set[str]) -> bool:
-    """Reject sentence-initial single words unless they look like names.
+def _connects(sentence: list[_Tok], i: int) -> bool:
+    """A run of at most two connectors ("of", "of the") leading to a capitalised word."""
+    j = i
+    while j < len(sentence) and j - i < 2 and sentence[j].text.casefold() in _CONNECTORS:
+        j += 1
+        if j < len(sentence) and sentence[j].gap != " ":
+            return False
+    if j >= len(sentence):
+        return False
+    return _is_capitalised(sentence[j].text) and not _is_common(sentence[j].text)
 
-    ``after`` is the index of the token following the group in ``sentence``.
-    """
+
+def _keep_group(group: list[_Tok], caps_mid: set[str]) -> bool:
+    """Reject sentence-initial single words unless they look like names."""
     first = group[0]
     if not first.initial or len(group) > 1:
         return True
     word = _POSSESSIVE.sub("", first.text)
-    if _is_acronym(word) or word in caps_mid:
-        return True
-    if _COMMON_SUFFIX.search(word.casefold()):
-        return False  # "Painting looks great", "Excited to go"
-    if after >= len(sentence):
-        return True  # the whole sentence is this word: "Caroline!"
-    nxt = sentence[after]
-    if word != first.text:
-        # "Caroline's painting" (possessive), not "Life's too short" (contraction).
-        return not _is_common(nxt.text) and _lower(nxt.text) not in STOPWORDS
-    # A vocative: "Caroline, that's great", not "Music, art and books".
-    return "," in nxt.gap and _is_common(nxt.text)
+    # Anything else at a sentence start ("Painting looks great", "Life's tough",
+    # "Remember, ...") is too ambiguous without a lexicon; a real name will
+    # usually recur mid-sentence in the same text.
+    return _is_acronym(word) or word in caps_mid
 
 
-def _categorise(group: list[_Tok], prev: _Tok | None, prev2: _Tok | None) -> str:
+def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
+    """Category of a name group.
+
+    ``before`` are the sentence's tokens preceding the group, ``nxt`` the one after it.
+    """
+    # Look through articles for the preposition: "to the U.S." -> "to"; it must
+    # be separated from the name by whitespace only.
+    k = len(before)
+    while k > 0 and before[k - 1].text.casefold() in {"the", "a", "an"}:
+        k -= 1
+    adjacent = all(t.gap.isspace() for t in [*before[k:], group[0]])
+    prev = before[k - 1] if k > 0 and adjacent else None
+    prev2 = before[k - 2] if k > 1 else None
     lows = [_lower(_POSSESSIVE.sub("", t.text)) for t in group]
     if lows[0] in _HONORIFICS:
         return "person"
     if any(low in _ORG_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in _ORG_HEADS):
         return "organization"
-    if any(low in _HOLIDAYS for low in lows):
+    if any(low in _HOLIDAYS for low in lows) or (len(lows) == 1 and lows[0] in _NATIONALITIES):
         return "other"
     if any(low in _PLACE_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in _PLACE_HEADS):
         return "place"
     possessive = _POSSESSIVE.search(group[-1].text) is not None
-    if prev is not None and not possessive and re.fullmatch(r"\s+", group[0].gap):
+    # "to a LGBTQ support group": after an article, a name followed by a plain
+    # lower-case word modifies that noun, and the noun is the place.
+    modifier = (
+        k < len(before)
+        and nxt is not None
+        and nxt.gap == " "
+        and not _is_capitalised(nxt.text)
+        and not _is_common(nxt.text)
+    )
+    if prev is not None and not possessive and not modifier:
         p = prev.text.casefold()
         person_prep = (
             p in {"to", "from", "at"}
@@ -293,7 +349,15 @@ def _categorise(group: list[_Tok], prev: _Tok | None, prev2: _Tok | None) -> str
         )
         if p in _PLACE_PREPS and not person_prep:
             return "place"
-    if any(_is_acronym(t.text) or any(c.isdigit() for c in t.text) for t in group):
+    if (
+        len(group) == 1
+        and re.search(r"[a-z][A-Z]", group[0].text)
+        and not _NAME_PREFIX.match(group[0].text)
+    ):
+        return "organization"  # CamelCase brands: "YouTube", "TikTok" (not "McGee")
+    # Initials inside a longer name ("J.K. Rowling") are not acronyms.
+    initials = len(group) > 1 and all(_INITIALS.fullmatch(t.text) for t in group[:-1])
+    if not initials and any(_is_acronym(t.text) or any(c.isdigit() for c in t.text) for t in group):
         return "other"
     if lows[0] == "the" or len(group) > 3:
         return "other"
@@ -309,13 +373,14 @@ def named_entities(text: str) -> list[Entity]:
           honorifics such as "Dr.") are candidates; the pronoun "I",
           interjections, stopwords, month and day names are never entities; a
           sentence-initial single word is kept only if it is an acronym, also
-          appears capitalised mid-sentence in the same text, is a vocative
-          ("Mel, ...") or possessive ("Mel's dog"), or is the whole sentence;
+          appears capitalised mid-sentence in the same text, or is a
+          possessive followed by a content word ("Mel's dog");
         * category: organisation cue words (University, Club, Inc, ...) ->
           "organization"; place cue words (Lake, Street, ...) or a preceding
           "in/to/from/at/near/visited" -> "place" (but "talked to X" -> person);
-          acronyms, holidays, numbers, "The ..." or more than three words ->
-          "other"; remaining names -> "person";
+          single CamelCase words ("YouTube") -> "organization"; acronyms,
+          holidays, numbers, "The ..." or more than three words -> "other";
+          remaining names -> "person";
         * mentions are returned in text order, one per occurrence; a trailing
           possessive "'s" is excluded from ``name`` and ``span``, so
           ``text[span[0]:span[1]] == name`` always holds.
@@ -343,16 +408,15 @@ def named_entities(text: str) -> list[Entity]:
                 end -= len(possessive.group(0))
             if any(s < end and start < e for s, e in (t.span for t in titles)):
                 continue
-            idx = sentence.index(group[0])
-            prev = sentence[idx - 1] if idx >= 1 else None
-            prev2 = sentence[idx - 2] if idx >= 2 else None
-            category = _categorise(group, prev, prev2)
+            idx = sentence.index(group[-1]) + 1
+            nxt = sentence[idx] if idx < len(sentence) else None
+            category = _categorise(group, sentence[: sentence.index(group[0])], nxt)
             found.append(Entity(text[start:end], category, (start, end)))
     found.sort(key=lambda ent: ent.span)
     return found
 
 
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+_ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)+")
 
 
 def normalize_name(name: str) -> str:
@@ -391,7 +455,8 @@ _FILLER_VOCAB = _wordset(
     sounds sound glad happy hear heard sorry love fun really much lot lots well hmm um uh
     ugh wish best pleasure anytime np problem bet dear friend buddy pal man dude girl
     guys everyone keep day meet wait proud means miss excited interesting inspiring hope
-    going new anything thing things stuff also truly get got kind hug hugs xoxo
+    going new anything thing things stuff also truly get got kind hug hugs xoxo long time
+    ages em nah
     """
 )
 _GREETING_BEFORE_NAME = _wordset(
@@ -420,7 +485,7 @@ def is_filler(text: str) -> bool:
         for idx, tok in enumerate(sentence):
             low = _lower(tok.text)
             if (
-                low in STOPWORDS
+                is_stopword(tok.text)
                 or low in _FILLER_VOCAB
                 or len(low) <= 1
                 or _INTERJECTION.fullmatch(low) is not None

@@ -9,10 +9,12 @@ never assert something the evidence does not say.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from labile.text.entities import is_filler, named_entities
 from labile.text.sentences import split_sentences
-from labile.text.tokenize import STOPWORDS, content_words, stem, words
+from labile.text.timeparse import resolve_time_expressions
+from labile.text.tokenize import content_words, is_stopword, stem, words
 
 __all__ = ["keyphrases", "summarize"]
 
@@ -41,35 +43,70 @@ _WEAK = _wordset(
     sometimes often usually lately recently yesterday today tomorrow tonight now soon later
     ago last next sounds sound wonderful fantastic incredible glad totally able lately
     exciting excited awesome anyway anyways btw whats thats hows honestly especially
-    one ones someone everyone anyone new old big lots tons
+    one ones someone everyone anyone new old big lots tons every ha yep yup cheers yet
+    worries woah whoa near around across behind beside beyond along inside outside together
     """
 )
-_GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "bye", "congrats", "dear", "yo")
+# Words after which a capitalised name is an address, not a topic ("Wow Maria, ...").
+_ADDRESS_CUES = _wordset(
+    "hey hi hello thanks thank you bye congrats congratulations dear yo wow oh yeah yes "
+    "sorry cool nice great awesome haha lol aw aww omg whoa woah"
+)
+_INTERJECTION = re.compile(r"h?(?:ha|he|hi){2,}h?|lo+l|a+w+|o+h+|h+m+|u+m+|w+o+w+|w+o+a+h+")
 _MAX_PHRASE = 4
+_ENTITY_BOOST = 2.0
+_DATE_BOOST = 1.5
+# A neutral anchor: keyphrases only need the spans of time expressions.
+_SPAN_ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def _is_vocative(text: str, start: int, end: int) -> bool:
     """A name used to address someone ("Hey Mel!", "Thanks, Mel.") is not a topic."""
     after = text[end:].lstrip()
     before = text[:start].rstrip()
-    closes = not after or after[0] in ",.!?;:" or not after[0].isalnum()
-    opens = not before or before[-1] in ",.!?;:" or before.casefold().endswith(_GREETINGS)
+    closes = not after or not after[0].isalnum()
+    last = _WORD.findall(before[-20:])
+    opens = (
+        not before
+        or before[-1] in ",.!?;:"
+        or (bool(last) and last[-1].casefold() in _ADDRESS_CUES)
+    )
     return closes and opens
+
+
+def _stems(tokens: list[str]) -> list[str]:
+    return [stem(w) for t in tokens for w in words(t)]
+
+
+def _is_weak(token: str) -> bool:
+    low = "".join(words(token))
+    return (
+        len(low) <= 1
+        or is_stopword(token)
+        or low in _WEAK
+        or _INTERJECTION.fullmatch(low) is not None
+    )
+
+
+_Candidate = tuple[list[str], list[str], int, float]  # surface words, stems, offset, boost
 
 
 def keyphrases(text: str, k: int = 5) -> list[str]:
     """Extract up to ``k`` keyphrases from ``text`` (RAKE-style, deterministic).
 
     Contract:
+        * small talk (:func:`~labile.text.entities.is_filler`) has no keyphrases,
+          and small-talk sentences inside a longer text contribute none;
         * candidates are maximal runs of words not broken by punctuation,
-          stopwords or weak conversational words (at most four words per
-          phrase), plus every named entity that is not a vocative;
+          stopwords, weak conversational words or relative time expressions
+          (at most four words per phrase), plus every named entity that is not
+          a vocative and every explicit date ("8 May 2023", "in 2022");
         * a word scores degree/frequency over the candidates; a phrase scores
           the sum over its words, x2 for named entities, x1.5 when it holds a
-          number or month name, +25% per repeat;
+          number or a month name, +25% per repeat;
         * phrases are deduplicated by their set of stems (a phrase whose stems
           are a subset of a better phrase's is dropped);
-        * output is lower-cased except words of named entities and acronyms,
+        * output is lower-cased except named entities, dates and acronyms,
           ordered by score then position; only words of the input appear.
 
     Args:
@@ -79,39 +116,44 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
     Returns:
         The keyphrases, best first.
     """
-    if k <= 0 or not text.strip():
+    if k <= 0 or is_filler(text):
         return []
-    entities, vocatives = [], []
+    candidates: list[_Candidate] = []
+    blocked: list[tuple[int, int]] = []  # spans whose words must not enter plain runs
+
     for ent in named_entities(text):
-        if ent.category != "title" and _is_vocative(text, *ent.span):
-            vocatives.append(ent.span)
-        else:
-            entities.append(ent)
-    ent_spans = [e.span for e in entities]
+        blocked.append(ent.span)
+        if ent.category == "title" or not _is_vocative(text, *ent.span):
+            toks = _WORD.findall(ent.name)
+            candidates.append(
+                (toks, [stem(w) for t in toks for w in words(t)], ent.span[0], _ENTITY_BOOST)
+            )
+    for tm in resolve_time_expressions(text, _SPAN_ANCHOR):
+        blocked.append(tm.span)
+        toks = _WORD.findall(tm.phrase)
+        explicit = any(c.isdigit() for c in tm.phrase) or any(t.casefold() in _MONTHS for t in toks)
+        if explicit:
+            # Keep the date itself, minus a leading cue word ("in 2022" -> "2022").
+            while toks and is_stopword(toks[0]):
+                toks = toks[1:]
+            candidates.append(
+                (toks, [stem(w) for t in toks for w in words(t)], tm.span[0], _DATE_BOOST)
+            )
 
-    def inside(spans: list[tuple[int, int]], s: int, e: int) -> bool:
-        return any(a <= s and e <= b for a, b in spans)
+    def is_blocked(s: int, e: int) -> bool:
+        return any(a < e and s < b for a, b in blocked)
 
-    # (surface words, token stems, start offset, is_entity)
-    candidates: list[tuple[list[str], list[str], int, bool]] = []
-    for ent in entities:
-        toks = _WORD.findall(ent.name)
-        stems = [stem(w) for t in toks for w in words(t)]
-        if stems:
-            candidates.append((toks, stems, ent.span[0], True))
     for s, e in split_sentences(text):
+        if is_filler(text[s:e]):
+            continue  # "Long time no talk!", "Hope all's good!" name no topic
         run: list[tuple[str, int]] = []
         prev_end = s
         for m in _WORD.finditer(text, s, e):
             tok = m.group(0)
-            low = "".join(words(tok))
-            skip = (
-                low in STOPWORDS
-                or low in _WEAK
-                or len(low) <= 1
-                or inside(ent_spans, m.start(), m.end())
-                or inside(vocatives, m.start(), m.end())
-            )
+            # "Caroline, ..." / "Remember, ...": a sentence-opening word set off by
+            # a comma is an address or a discourse marker, not a topic.
+            opener = prev_end == s and text[m.end() : m.end() + 1] == ","
+            skip = opener or _is_weak(tok) or is_blocked(m.start(), m.end())
             if skip or text[prev_end : m.start()].strip():  # punctuation splits runs too
                 _flush(run, candidates)
                 run = []
@@ -119,24 +161,24 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
                 run.append((tok, m.start()))
             prev_end = m.end()
         _flush(run, candidates)
+    candidates = [c for c in candidates if c[1]]
     if not candidates:
         return []
 
     freq: dict[str, int] = {}
     degree: dict[str, int] = {}
-    for _toks, stems, _pos, _ent in candidates:
+    for _toks, stems, _pos, _boost in candidates:
         for st in stems:
             freq[st] = freq.get(st, 0) + 1
             degree[st] = degree.get(st, 0) + len(stems)
 
     scored: dict[frozenset[str], tuple[float, int, str]] = {}
-    for toks, stems, pos, is_ent in candidates:
-        score = sum(degree[st] / freq[st] for st in stems)
-        if is_ent:
-            score *= 2.0
-        if any(c.isdigit() for t in toks for c in t) or any(t.casefold() in _MONTHS for t in toks):
-            score *= 1.5
-        surface = " ".join(t if is_ent or _is_acronym(t) else t.casefold() for t in toks)
+    for toks, stems, pos, boost in candidates:
+        score = sum(degree[st] / freq[st] for st in stems) * boost
+        if boost != _DATE_BOOST and any(c.isdigit() for t in toks for c in t):
+            score *= _DATE_BOOST  # numbers are specific: "3 kids", "Route 66"
+        keep_case = boost > 1.0
+        surface = " ".join(t if keep_case or _is_acronym(t) else t.lower() for t in toks)
         key = frozenset(stems)
         if key in scored:
             best, first, form = scored[key]
@@ -160,14 +202,14 @@ def _is_acronym(token: str) -> bool:
     return len(letters) >= 2 and all(c.isupper() for c in letters)
 
 
-def _flush(run: list[tuple[str, int]], out: list[tuple[list[str], list[str], int, bool]]) -> None:
+def _flush(run: list[tuple[str, int]], out: list[_Candidate]) -> None:
     """Turn a run of content tokens into candidates of at most ``_MAX_PHRASE`` words."""
     for i in range(0, len(run), _MAX_PHRASE):
         chunk = run[i : i + _MAX_PHRASE]
         toks = [t for t, _ in chunk]
-        stems = [stem(w) for t in toks for w in words(t)]
+        stems = _stems(toks)
         if stems:
-            out.append((toks, stems, chunk[0][1], False))
+            out.append((toks, stems, chunk[0][1], 1.0))
 
 
 # --------------------------------------------------------------------------- #

@@ -48,7 +48,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         * line breaks always separate sentences; inside a line a sentence ends
           after a run of ``. ! ? …`` (plus closing quotes/brackets) followed by
           whitespace, except after known abbreviations ("Dr.", "e.g."),
-          initials ("J. K."), decimals ("3.5") and an ellipsis followed by a
+          initials ("J. K.", "J.K."), decimals ("3.5") and an ellipsis followed by a
           lower-case word; an emoticon/emoji run followed by a capitalised word
           also ends a sentence;
         * pieces without any letter or digit (emoji-only tails, stray
@@ -155,9 +155,13 @@ def _ends_sentence(line: str, m: re.Match[str]) -> bool:
     low = token.lower()
     if low in _NEVER_END:
         return False
-    if len(token) == 1 and token.isalpha() and token.isupper() and token != "I":
-        return not _starts_upper(following)  # "J. K. Rowling"
-    if low in _MAY_END or _DOTTED_ACRONYM.fullmatch(token):
+    if low in _MAY_END:
+        return _starts_upper(following)  # "in the U.S. Then" but "7 a.m. and"
+    if (len(token) == 1 and token.isupper() and token != "I") or (
+        _DOTTED_ACRONYM.fullmatch(token) and token.isupper()
+    ):
+        return False  # initials: "J. K. Rowling", "J.K. Rowling"
+    if _DOTTED_ACRONYM.fullmatch(token):
         return _starts_upper(following)
     return True
 

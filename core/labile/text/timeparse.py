@@ -20,7 +20,8 @@ Conventions (documented because English is ambiguous here):
     * "N weeks ago" is the Monday-to-Sunday week containing the day N weeks
       back; "N months/years ago" the calendar month/year;
     * "since X" is a range from the start of X to the end of the anchor's day;
-      "the past N days/weeks/..." is a range ending with the anchor's day;
+      "the past N days/weeks/..." is a range ending with the anchor's day and
+      "the next N ..." one starting with it;
     * vague words ("recently", "lately", "the other day") are not resolved.
 """
 
@@ -92,6 +93,21 @@ _FULL_MONTHS = _wordset(
     "january february march april may june july august september october november december"
 )
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_ABBR: dict[str, int] = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("monday", "mon"),
+            ("tuesday", "tue", "tues"),
+            ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"),
+            ("friday", "fri"),
+            ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}
 _NUMBER_WORDS = {
     "a": 1,
     "an": 1,
@@ -225,7 +241,10 @@ _NUM = (
     r"a\s+couple\s+of|a\s+couple|couple\s+of|couple|a\s+few|few|a)"
 )
 _UNIT = r"(?P<unit>day|week|month|year)s?"
-_WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WD = (
+    r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"mon|tues|tue|wed|thurs|thur|thu|fri|sat|sun)"
+)
 _SEASON = r"(?P<season>spring|summer|fall|autumn|winter)"
 
 _Handler = Callable[[re.Match[str], date], _Interval | None]
@@ -349,6 +368,13 @@ def _saturday_of_current_or_last(anchor: date) -> date:
     return anchor - timedelta(days=(anchor.weekday() - 5) % 7)
 
 
+def _last_weekend_saturday(anchor: date) -> date:
+    """Saturday of the last weekend completed before ``anchor``'s weekend/week."""
+    recent = _saturday_of_current_or_last(anchor)
+    this = recent if anchor.weekday() >= 5 else recent + timedelta(days=7)
+    return this - timedelta(days=7)
+
+
 @_rule(r"(?P<rel>last|this\s+past|past|this\s+coming|this|next|over\s+the)\s+weekend")
 def _relative_weekend(m: re.Match[str], anchor: date) -> _Interval | None:
     rel = " ".join(m.group("rel").casefold().split())
@@ -356,7 +382,7 @@ def _relative_weekend(m: re.Match[str], anchor: date) -> _Interval | None:
     recent = _saturday_of_current_or_last(anchor)
     this = recent if in_weekend else recent + timedelta(days=7)
     if rel in {"last", "this past", "past"}:
-        return _weekend(this - timedelta(days=7))
+        return _weekend(_last_weekend_saturday(anchor))
     if rel == "over the":
         return _weekend(recent)
     if rel == "next":
@@ -369,7 +395,10 @@ def _relative_weekend(m: re.Match[str], anchor: date) -> _Interval | None:
     r"(?:\s+(?:morning|afternoon|evening|night))?"
 )
 def _weekday(m: re.Match[str], anchor: date) -> _Interval | None:
-    target = _WEEKDAYS.index(m.group("wd").casefold())
+    raw = m.group("wd")
+    if raw.casefold() not in _WEEKDAYS and (not m.group("rel") or not raw[0].isupper()):
+        return None  # "sun", "sat", "wed" are words: abbreviations need a cue and a capital
+    target = _WEEKDAY_ABBR.get(raw.casefold().rstrip("."), 0)
     rel = " ".join((m.group("rel") or "").casefold().split())
     back = (anchor.weekday() - target) % 7  # days back to the most recent one, 0 = today
     if rel in {"last", "this past", "past"}:
@@ -407,9 +436,13 @@ def _shift(anchor: date, n: int, unit: str) -> _Interval:
     return _year(anchor.year + n)
 
 
-@_rule(rf"{_NUM}\s+{_UNIT}\s+ago")
+@_rule(rf"{_NUM}\s+(?P<unit>day|week|weekend|month|year)s?\s+(?:ago|back)")
 def _ago(m: re.Match[str], anchor: date) -> _Interval | None:
-    return _shift(anchor, -_number(m.group("n")), m.group("unit").casefold())
+    n, unit = _number(m.group("n")), m.group("unit").casefold()
+    if unit == "weekend":
+        # "a weekend ago" is last weekend; each further one is a week earlier.
+        return _weekend(_last_weekend_saturday(anchor) - timedelta(days=7 * (n - 1)))
+    return _shift(anchor, -n, unit)
 
 
 @_rule(rf"in\s+{_NUM}\s+{_UNIT}(?!\s+ago)")
@@ -417,19 +450,30 @@ def _in_future(m: re.Match[str], anchor: date) -> _Interval | None:
     return _shift(anchor, _number(m.group("n")), m.group("unit").casefold())
 
 
+def _months_from(anchor: date, months: int) -> date:
+    """The same day of the month ``months`` away, clamped to the month's length."""
+    y, mo = _add_months(anchor.year, anchor.month, months)
+    return _clamped(y, mo, anchor.day)
+
+
+def _offset(anchor: date, n: int, unit: str) -> date:
+    """``anchor`` moved by ``n`` days/weeks/months/years (negative = back)."""
+    if unit in {"day", "week"}:
+        return anchor + timedelta(days=n * (7 if unit == "week" else 1))
+    return _months_from(anchor, n * (12 if unit == "year" else 1))
+
+
 @_rule(
-    rf"(?:the\s+)?(?:past|last)\s+{_NUM}\s+{_UNIT}"
+    rf"(?:the\s+)?(?P<dir>past|last|next)\s+{_NUM}\s+{_UNIT}"
     r"|(?:the\s+)?past\s+(?P<unit2>day|week|month|year)s?"
 )
 def _rolling(m: re.Match[str], anchor: date) -> _Interval | None:
     n = _number(m.group("n")) if m.group("n") else 1
     unit = (m.group("unit") or m.group("unit2")).casefold()
-    if unit in {"day", "week"}:
-        start = anchor - timedelta(days=n * (7 if unit == "week" else 1))
-    else:
-        y, mo = _add_months(anchor.year, anchor.month, -n * (12 if unit == "year" else 1))
-        start = _clamped(y, mo, anchor.day)
-    return start, anchor + timedelta(days=1), "range"
+    if (m.group("dir") or "").casefold() == "next":
+        # "the next few months": from today to the same day N units ahead.
+        return anchor, _offset(anchor, n, unit) + timedelta(days=1), "range"
+    return _offset(anchor, -n, unit), anchor + timedelta(days=1), "range"
 
 
 def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
@@ -438,11 +482,12 @@ def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
     Supported: today/tonight/yesterday/last night/tomorrow/the day before
     yesterday; this/last/next week|month|year; this/last/next weekend;
     weekday names (optionally with last/next/this/on); "N days/weeks/months/
-    years ago" and "in N ..." (digits, one..twelve, a/an, a couple of, a few);
+    years ago" (or "back"), "N weekends ago" and "in N ..." (digits,
+    one..twelve, a/an, a couple of, a few); "the past/next N days/...";
     explicit dates ("8 May 2023", "May 8th, 2023", "May 8th", "2023-05-08",
     "May 2023"); years with a cue ("in 2022", "since 2019", "back in 2010");
     month names with a cue ("in March", "last May", "since June"); seasons
-    ("the summer of 2022", "last summer"); "the past two weeks". Overlapping
+    ("the summer of 2022", "last summer"). Overlapping
     candidates are resolved longest-first. See the module docstring for the
     calendar conventions.
 

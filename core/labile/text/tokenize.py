@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["STOPWORDS", "content_words", "stem", "terms", "words"]
+__all__ = ["STOPWORDS", "content_words", "is_stopword", "stem", "terms", "words"]
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -30,11 +30,17 @@ def _wordset(text: str) -> frozenset[str]:
 _INNER_APOSTROPHE = re.compile(r"(?<=[^\W_])['’‘`](?=[^\W_])")
 # Letters and digits of any script; underscores and punctuation separate tokens.
 _TOKEN = re.compile(r"[^\W_]+")
+# The same tokens before apostrophe removal, so contractions can be recognised.
+_RAW_TOKEN = re.compile(r"[^\W_]+(?:['’‘`][^\W_]+)*")
+_APOSTROPHES = re.compile(r"['’‘`]")
+_CONTRACTION_TAILS = frozenset({"ll", "d", "ve", "re", "m", "s", "t"})
 
 # NLTK's English stop list (itself close to Lucene's and the Snowball list),
-# plus the apostrophe-less spellings our tokenizer produces for contractions
-# ("I'm" -> "im"). Spellings that collide with ordinary words ("ill", "well",
-# "shed", "wed", "hell", "id") are deliberately left out.
+# plus a few function words it lacks (modals, "us", some prepositions), plus the
+# apostrophe-less spellings our tokenizer produces for contractions ("I'm" ->
+# "im"). Spellings that collide with ordinary words ("ill", "well", "shed",
+# "wed", "hell", "id") are left out; :func:`is_stopword` catches those
+# contractions while the apostrophe is still visible.
 STOPWORDS: frozenset[str] = _wordset(
     """
     i me my myself we our ours ourselves you your yours yourself yourselves he
@@ -50,7 +56,8 @@ STOPWORDS: frozenset[str] = _wordset(
     im ive youre youve youll youd hes shes its itll weve were theyre theyve
     theyll theyd thats whats whos wheres hows theres heres lets dont doesnt didnt
     cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent
-    hadnt mustnt neednt
+    hadnt mustnt neednt us could would might must shall cannot without within upon
+    onto among since toward towards
     """
 )
 
@@ -71,8 +78,29 @@ def words(text: str) -> list[str]:
     return _TOKEN.findall(_INNER_APOSTROPHE.sub("", text).casefold())
 
 
+def is_stopword(token: str) -> bool:
+    """Tell whether one raw token is a stopword or a contraction of one.
+
+    Args:
+        token: A single word as written, apostrophes included ("The", "I'll").
+
+    Returns:
+        True for stopwords in any case ("The", "dont") and for a stopword
+        followed by a contraction suffix ("I'll", "we'd", "she's"); False for
+        other words, including possessives of nouns ("Mel's").
+    """
+    low = token.casefold()
+    parts = _APOSTROPHES.split(low)
+    if "".join(parts) in STOPWORDS:
+        return True
+    return len(parts) == 2 and parts[1] in _CONTRACTION_TAILS and parts[0] in STOPWORDS
+
+
 def content_words(text: str) -> list[str]:
     """Return :func:`words` minus stopwords and single-character tokens.
+
+    Contractions of stopwords are dropped too ("I'll" is not the word "ill",
+    "we'd" is not "wed"); the result is always a sub-sequence of ``words(text)``.
 
     Args:
         text: Arbitrary text.
@@ -80,7 +108,12 @@ def content_words(text: str) -> list[str]:
     Returns:
         The remaining tokens in order (duplicates kept).
     """
-    return [w for w in words(text) if len(w) > 1 and w not in STOPWORDS]
+    out: list[str] = []
+    for raw in _RAW_TOKEN.findall(text):
+        for w in words(raw):
+            if len(w) > 1 and not is_stopword(raw):
+                out.append(w)
+    return out
 
 
 def terms(text: str) -> list[str]:
