@@ -94,6 +94,9 @@ class Memory:
         self.llm: LLMClient = llm or self._build(
             "llm", config.llm, attrs.evolve(base, embedder=self.embedder)
         )
+        if getattr(self.llm, "usage", False) is None:
+            # A ready-made client (scripted, say) without a meter records into ours.
+            self.llm.usage = self.usage  # type: ignore[attr-defined]
         deps = attrs.evolve(base, embedder=self.embedder, llm=self.llm)
         raw_store: Store = store or self._build("store", config.store, deps)
         self.store: Store = CheckedStore(raw_store, self.schema)

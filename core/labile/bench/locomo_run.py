@@ -146,6 +146,8 @@ def run_preset(
             "store": memory.store.stats(),
             "llm": memory.usage.snapshot()["total"],
         })
+        if qa_hook is not None and hasattr(qa_hook, "summary"):
+            summary["qa"] = qa_hook.summary()
         return summary
     finally:
         if log_fh:

@@ -60,6 +60,24 @@ def repair_prompt(prompt: str, reply: str, problems: list[str], schema: Mapping[
     )
 
 
+def json_instruction(schema: Mapping[str, Any]) -> str:
+    """The sentence appended to a prompt when the provider cannot enforce ``schema``.
+
+    Used by clients in JSON-object and prompt-only modes (and as a reminder in
+    schema mode); `repair_prompt` already carries the schema, so callers skip
+    it when the prompt contains the schema text.
+    """
+    return (
+        "Reply with only a JSON value (no prose, no code fence) that satisfies this "
+        "JSON schema:\n" + json.dumps(schema, sort_keys=True)
+    )
+
+
+def schema_in_prompt(prompt: str, schema: Mapping[str, Any]) -> bool:
+    """Whether ``prompt`` already spells out ``schema`` (a repair prompt does)."""
+    return json.dumps(schema) in prompt or json.dumps(schema, sort_keys=True) in prompt
+
+
 class JSONCompletion:
     """Mixin: ``complete_json`` on top of a subclass's ``_complete_raw``.
 
@@ -87,8 +105,11 @@ class JSONCompletion:
         *,
         operation: str,
         system: str | None = None,
+        max_tokens: int | None = None,
     ) -> Any:
         """Ask for JSON matching ``schema``; repair at most ``max_repairs`` times.
+
+        ``max_tokens`` overrides the client's reply length for this call.
 
         Raises:
             LLMOutputError: still invalid after the repairs (fail closed).
@@ -99,7 +120,7 @@ class JSONCompletion:
         for attempt in range(self.max_repairs + 1):
             reply = self._complete_raw(
                 current, operation=operation, system=system, json_schema=schema,
-                max_tokens=None,
+                max_tokens=max_tokens,
             )
             try:
                 value = extract_json(reply)

@@ -1,0 +1,405 @@
+"""`LiteLLMClient`: labile's `LLMClient` on top of ``litellm.completion``.
+
+This module never imports litellm at import time; `load_litellm` does, inside
+the factory, after setting litellm's offline variables
+(``LITELLM_LOCAL_MODEL_COST_MAP``, ``LITELLM_OFFLINE_MODE``) unless the user
+set them, so the import never fetches a price map or a tokenizer.
+
+Per call the client:
+
+1. picks how to ask for JSON (`LiteLLMClient.structured_mode`): JSON-schema
+   mode where ``litellm.supports_response_schema(model)``, JSON-object mode
+   where the provider accepts ``response_format``, else prompt-only (the schema
+   is written into the prompt). Providers force a top-level object in both
+   structured modes, so a schema whose top level is not an object is asked
+   prompt-only. If a provider rejects ``response_format`` in ``auto`` mode,
+   the client steps down one mode for the rest of its life and asks again;
+2. answers from the reply cache when one is configured;
+3. waits for a concurrency slot and the requests-per-minute window;
+4. calls the model with litellm's and the OpenAI SDK's own retries disabled
+   (``max_retries=0``), retrying transient failures itself
+   (`labile.llm.retry`), and raising a typed `LLMCallError` otherwise;
+5. records every request (failed ones too) in the usage meter under its
+   operation: tokens as the provider reports them (counted locally when it
+   does not), cost as litellm prices it (0 where it cannot), latency.
+
+`JSONCompletion` then validates against the schema, re-asks at most
+``max_repairs`` times and fails closed with `LLMOutputError`.
+
+Secrets: keys are read from the environment at call time and passed only to
+litellm; they are never logged, stored, cached, or kept in the config, and
+error messages are redacted before they leave the client.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+import attrs
+import structlog
+
+from labile.errors import MissingDependencyError
+from labile.llm.base import JSONCompletion, json_instruction, schema_in_prompt
+from labile.llm.cache import CachedReply, ResponseCache
+from labile.llm.retry import (
+    ErrorKind,
+    LLMAuthError,
+    LLMCallError,
+    RequestLimiter,
+    RetryPolicy,
+    call_with_retry,
+    known_secrets,
+    redact,
+)
+from labile.llm.scripted import count_tokens_like_litellm
+from labile.usage import UsageMeter
+from labile_litellm.config import LiteLLMConfig
+
+log = structlog.get_logger(__name__)
+
+INSTALL_HINT = "pip install 'labile[llm]'"
+#: Structured-output modes from strongest to weakest.
+MODES = ("json_schema", "json_object", "prompt")
+_OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+_NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")
+
+__all__ = ["INSTALL_HINT", "MODES", "LiteLLMClient", "build", "load_litellm"]
+
+
+def load_litellm() -> ModuleType:
+    """Import litellm offline-safely.
+
+    Sets ``LITELLM_LOCAL_MODEL_COST_MAP`` and ``LITELLM_OFFLINE_MODE`` (unless
+    already set) before the import, and silences litellm's debug prints
+    (``suppress_debug_info``), which would otherwise write to stdout.
+
+    Raises:
+        MissingDependencyError: litellm is not installed.
+    """
+    for name, value in _OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
+    try:
+        import litellm
+    except ImportError:
+        raise MissingDependencyError(
+            f"the 'litellm' llm needs the litellm package: {INSTALL_HINT}"
+        ) from None
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def build(config: LiteLLMConfig, deps: Any) -> LiteLLMClient:
+    """The registered factory: a client recording into ``deps.usage``."""
+    return LiteLLMClient(config, deps)
+
+
+class LiteLLMClient(JSONCompletion):
+    """An `LLMClient` for any litellm model.
+
+    Attributes:
+        config: The `LiteLLMConfig` (no secrets in it).
+        model: The litellm model string.
+        name: ``"litellm:<model>"``.
+        usage: The `UsageMeter` every request is recorded in.
+    """
+
+    def __init__(
+        self,
+        config: LiteLLMConfig | None = None,
+        deps: Any = None,
+        *,
+        usage: UsageMeter | None = None,
+        completion: Callable[..., Any] | None = None,
+        litellm_module: ModuleType | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+        limiter: RequestLimiter | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        """Build a client.
+
+        Args:
+            config: The options (defaults: ``gpt-4o-mini``, temperature 0).
+            deps: Pipeline deps; its ``usage`` meter is used.
+            usage: The meter to record in (default: ``deps.usage`` or a new one).
+            completion: Replaces ``litellm.completion`` (tests, wrappers).
+            litellm_module: An already-imported litellm.
+            sleep: The wait used for backoff and rate limits (fake it in tests).
+            clock: The monotonic clock of the rate limiter.
+            rng: Jitter source.
+            limiter: Share another client's concurrency and rate limits.
+            cache: Share another client's reply cache.
+
+        Raises:
+            MissingDependencyError: litellm is not installed.
+        """
+        self.config = config or LiteLLMConfig()
+        self._litellm = litellm_module or load_litellm()
+        self._completion = completion or self._litellm.completion
+        meter = usage or (getattr(deps, "usage", None) if deps is not None else None)
+        self.usage: UsageMeter = meter if isinstance(meter, UsageMeter) else UsageMeter()
+        self.model = self.config.model
+        self.name = f"litellm:{self.config.model}"
+        self.max_repairs = self.config.max_repairs
+        self._policy = RetryPolicy(
+            max_retries=self.config.max_retries, backoff_base_s=self.config.backoff_base_s,
+            backoff_max_s=self.config.backoff_max_s,
+        )
+        self._sleep, self._clock, self._rng = sleep, clock, rng
+        self._limiter = limiter or RequestLimiter(
+            max_concurrency=self.config.max_concurrency,
+            requests_per_minute=self.config.requests_per_minute, clock=clock, sleep=sleep,
+        )
+        self._cache = cache if cache is not None else (
+            ResponseCache(self.config.cache_dir) if self.config.cache_dir else None
+        )
+        self._lock = threading.Lock()
+        self._auto_mode: str | None = None
+        self._rejected: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"LiteLLMClient(model={self.model!r})"
+
+    # -- configuration --------------------------------------------------------
+    def with_options(self, **changes: Any) -> LiteLLMClient:
+        """A client with some options changed, sharing this one's meter and cache.
+
+        Per-call overrides: ``llm.with_options(temperature=0.7).complete_text(...)``.
+        The concurrency and rate limits are shared too unless they change.
+        """
+        config = attrs.evolve(self.config, **changes)
+        same_limits = (config.max_concurrency, config.requests_per_minute) == (
+            self.config.max_concurrency, self.config.requests_per_minute)
+        same_cache = config.cache_dir == self.config.cache_dir
+        return LiteLLMClient(
+            config, usage=self.usage, completion=self._completion,
+            litellm_module=self._litellm, sleep=self._sleep, clock=self._clock, rng=self._rng,
+            limiter=self._limiter if same_limits else None,
+            cache=self._cache if same_cache else None,
+        )
+
+    def _capability_mode(self) -> str:
+        with self._lock:
+            if self._auto_mode is None:
+                mode = "prompt"
+                try:
+                    if self._litellm.supports_response_schema(model=self.model):
+                        mode = "json_schema"
+                    elif "response_format" in (
+                        self._litellm.get_supported_openai_params(model=self.model) or ()
+                    ):
+                        mode = "json_object"
+                except Exception as exc:  # unknown provider: ask in the prompt
+                    log.debug("llm_capability_unknown", model=self.model,
+                              error_type=type(exc).__name__)
+                self._auto_mode = mode
+                log.debug("llm_structured_output", model=self.model, mode=mode)
+            return self._auto_mode
+
+    def structured_mode(self, schema: Mapping[str, Any] | None) -> str:
+        """How this client will ask for ``schema``: one of `MODES`, or ``"text"``."""
+        if schema is None:
+            return "text"
+        wanted = self.config.structured_output
+        if wanted == "auto":
+            mode = self._capability_mode()
+            while mode in self._rejected and mode != "prompt":
+                mode = MODES[MODES.index(mode) + 1]
+        else:
+            mode = wanted
+        if mode != "prompt" and schema.get("type") != "object":
+            mode = "prompt"
+        return mode
+
+    # -- the request ----------------------------------------------------------
+    def _secrets(self) -> list[str]:
+        return known_secrets([self.config.api_key_env])
+
+    def _request_kwargs(
+        self,
+        prompt: str,
+        *,
+        operation: str,
+        system: str | None,
+        schema: Mapping[str, Any] | None,
+        mode: str,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        user = prompt
+        if schema is not None and mode in ("json_object", "prompt") and not schema_in_prompt(
+            prompt, schema
+        ):
+            user = f"{prompt}\n\n{json_instruction(schema)}"
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": user}
+        ]
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": max_tokens or self.config.max_tokens,
+        }
+        if mode == "json_schema" and schema is not None:
+            name = _NAME_RE.sub("_", operation)[:64] or "reply"
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": dict(schema), "strict": False},
+            }
+        elif mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        return kwargs
+
+    def _complete_raw(
+        self,
+        prompt: str,
+        *,
+        operation: str,
+        system: str | None,
+        json_schema: Mapping[str, Any] | None,
+        max_tokens: int | None,
+    ) -> str:
+        mode = self.structured_mode(json_schema)
+        kwargs = self._request_kwargs(prompt, operation=operation, system=system,
+                                      schema=json_schema, mode=mode, max_tokens=max_tokens)
+        key = None
+        if self._cache is not None:
+            key = ResponseCache.key(
+                model=self.model, messages=kwargs["messages"],
+                response_format=kwargs.get("response_format"),
+                temperature=self.config.temperature, max_tokens=kwargs["max_tokens"],
+                api_base=self.config.api_base,
+            )
+            hit = self._cache.get(key)
+            if hit is not None:
+                self.usage.record(operation, prompt_tokens=hit.prompt_tokens,
+                                  completion_tokens=hit.completion_tokens, cache_hit=True)
+                log.debug("llm_cache_hit", operation=operation, model=self.model)
+                return hit.text
+        try:
+            reply = self._call(kwargs, operation=operation, mode=mode)
+        except LLMCallError as err:
+            if self._should_step_down(err, mode):
+                with self._lock:
+                    self._rejected.add(mode)
+                log.warning("llm_structured_output_rejected", model=self.model, mode=mode,
+                            operation=operation)
+                return self._complete_raw(prompt, operation=operation, system=system,
+                                          json_schema=json_schema, max_tokens=max_tokens)
+            raise
+        if self._cache is not None and key is not None:
+            self._cache.put(key, reply, model=self.model, operation=operation)
+        return reply.text
+
+    def _should_step_down(self, err: LLMCallError, mode: str) -> bool:
+        if self.config.structured_output != "auto" or mode not in ("json_schema", "json_object"):
+            return False
+        if err.kind is not ErrorKind.BAD_REQUEST:
+            return False
+        text = str(err).lower()
+        return any(word in text for word in ("response_format", "json_schema", "json_object"))
+
+    def _call(self, kwargs: dict[str, Any], *, operation: str, mode: str) -> CachedReply:
+        secrets = self._secrets()
+
+        def attempt(_n: int) -> CachedReply:
+            call_kwargs = dict(kwargs, timeout=self.config.timeout_s, max_retries=0,
+                               num_retries=0)
+            if self.config.api_key_env:
+                key = os.environ.get(self.config.api_key_env)
+                if not key:
+                    raise LLMAuthError(
+                        f"environment variable {self.config.api_key_env} (api_key_env) is "
+                        "not set"
+                    )
+                call_kwargs["api_key"] = key
+            with self._limiter.slot():
+                start = time.perf_counter()
+                try:
+                    response = self._completion(**call_kwargs)
+                except Exception:
+                    self.usage.record(operation, latency_ms=(time.perf_counter() - start) * 1000,
+                                      failed=True)
+                    raise
+                latency_ms = (time.perf_counter() - start) * 1000
+            reply = self._read(response, kwargs["messages"])
+            self.usage.record(operation, prompt_tokens=reply.prompt_tokens,
+                              completion_tokens=reply.completion_tokens,
+                              cost_usd=reply.cost_usd, latency_ms=latency_ms)
+            log.debug("llm_call", operation=operation, model=self.model, mode=mode,
+                      prompt_tokens=reply.prompt_tokens,
+                      completion_tokens=reply.completion_tokens,
+                      cost_usd=reply.cost_usd, latency_ms=round(latency_ms, 1))
+            return reply
+
+        def on_error(exc: BaseException, kind: ErrorKind, n: int, delay: float | None) -> None:
+            fields = {"operation": operation, "model": self.model, "kind": kind.value,
+                      "attempt": n + 1, "error_type": type(exc).__name__,
+                      "error": redact(str(exc), secrets)[:300]}
+            if delay is None:
+                log.warning("llm_call_failed", **fields)
+            else:
+                log.info("llm_call_retry", retry_in_s=round(delay, 3), **fields)
+
+        return call_with_retry(attempt, policy=self._policy, sleep=self._sleep, rng=self._rng,
+                               on_error=on_error, secrets=secrets)
+
+    def _read(self, response: Any, messages: list[dict[str, Any]]) -> CachedReply:
+        """Text, tokens and cost of a litellm ``ModelResponse`` (or a look-alike)."""
+        choices = _get(response, "choices") or []
+        message = _get(choices[0], "message") if choices else None
+        text = _get(message, "content")
+        if not text:
+            calls = _get(message, "tool_calls") or []
+            if calls:
+                text = _get(_get(calls[0], "function"), "arguments")
+        text = text if isinstance(text, str) else ""
+        usage = _get(response, "usage")
+        prompt_tokens = _int(_get(usage, "prompt_tokens"))
+        completion_tokens = _int(_get(usage, "completion_tokens"))
+        if prompt_tokens is None:
+            prompt_tokens = sum(count_tokens_like_litellm(str(m.get("content") or ""))
+                                for m in messages)
+        if completion_tokens is None:
+            completion_tokens = count_tokens_like_litellm(text)
+        return CachedReply(text=text, prompt_tokens=prompt_tokens,
+                           completion_tokens=completion_tokens, cost_usd=self._cost(response))
+
+    def _cost(self, response: Any) -> float:
+        hidden = getattr(response, "_hidden_params", None)
+        cost = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
+        if cost is None:
+            try:
+                cost = self._litellm.completion_cost(completion_response=response)
+            except Exception:  # litellm has no price for this model (local servers)
+                cost = 0.0
+        try:
+            return max(float(cost or 0.0), 0.0)
+        except (TypeError, ValueError):
+            return 0.0
+
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,337 @@
+"""Answering from memory: retrieve, build a dated context within a budget, ask, cite, learn.
+
+`answer_question` is what `Memory.answer` runs:
+
+1. ``memory.search(question, namespace=…, k=…, as_of=…)``;
+2. `build_context` turns the hits into numbered, dated evidence lines that fit
+   ``budget_tokens``: the most relevant hits are chosen first, then shown
+   newest first (so the latest state of a changing fact leads);
+3. the LLM is asked (operation ``"answer"``) for
+   ``{"answer": str, "cited": [int]}``, validated (fail closed with
+   `LLMOutputError`: nothing is applied);
+4. the cited numbers are mapped back to node ids (unknown numbers dropped);
+5. when the pipeline has reconsolidators, ``memory.feedback(result,
+   answer=…, cited=…)`` runs with the system's own answer.
+
+The prompt is fixed and versioned (`ANSWER_PROMPT_VERSION`); change the text
+only together with the version, since benchmark numbers depend on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import structlog
+
+from labile.errors import InputError
+from labile.llm.scripted import count_tokens_like_litellm
+from labile.model import Hit, Node, OperationReport, RetrievalResult
+from labile.usage import UsageMeter
+
+if TYPE_CHECKING:
+    from labile.memory import Memory
+    from labile.protocols import LLMClient
+
+log = structlog.get_logger(__name__)
+
+__all__ = [
+    "ANSWER_PROMPT_VERSION",
+    "ANSWER_SCHEMA",
+    "ANSWER_SYSTEM",
+    "Answer",
+    "answer_question",
+    "build_context",
+    "format_evidence",
+    "render_answer_prompt",
+    "usage_delta",
+    "usage_meters",
+]
+
+#: Bump together with any change to `ANSWER_SYSTEM` or `render_answer_prompt`.
+ANSWER_PROMPT_VERSION: Final = "answer-v1"
+
+ANSWER_SYSTEM: Final = (
+    "You are the answering step of a long-term memory system. You receive numbered "
+    "memories taken from a user's past conversations, each with the date it was "
+    "recorded, and one question. Answer from those memories only.\n"
+    "- When memories disagree, trust the most recent one.\n"
+    "- Work out relative dates (\"yesterday\", \"last month\") from the memory's own "
+    "date, and give absolute dates in the answer.\n"
+    "- Keep the answer short: a phrase or one sentence, with no explanation.\n"
+    "- If the memories do not contain the answer, reply that the information is not "
+    "available in memory.\n"
+    "- List in \"cited\" the numbers of the memories the answer relies on."
+)
+
+ANSWER_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "cited": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["answer", "cited"],
+    "additionalProperties": False,
+}
+
+TokenCounter = Callable[[str], int]
+_SPACES = re.compile(r"\s+")
+
+
+@attrs.frozen(kw_only=True)
+class Answer:
+    """The outcome of `answer_question`.
+
+    Attributes:
+        text: The model's answer.
+        cited: Node ids the answer cites (context order, no duplicates).
+        result: The retrieval result the answer was built from.
+        usage: LLM usage of this answer by operation (retrieval, answer and
+            feedback calls), in `UsageMeter.snapshot` shape, ``"total"`` included.
+        context: The evidence text shown to the model.
+        context_ids: Node ids of the context lines; line ``[i]`` is
+            ``context_ids[i - 1]``.
+        feedback: Reports of the reconsolidators that ran (empty if none).
+        prompt_version: `ANSWER_PROMPT_VERSION` at the time.
+    """
+
+    text: str
+    cited: tuple[str, ...]
+    result: RetrievalResult
+    usage: dict[str, dict[str, Any]]
+    context: str = ""
+    context_ids: tuple[str, ...] = ()
+    feedback: tuple[OperationReport, ...] = ()
+    prompt_version: str = ANSWER_PROMPT_VERSION
+
+
+# -- context ------------------------------------------------------------------
+
+
+def _stamp(ts: datetime) -> str:
+    return f"{ts.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _when(node: Node) -> str:
+    if node.time_start is None:
+        return "undated"
+    if node.time_end is not None and node.time_end != node.time_start:
+        return f"{_stamp(node.time_start)} to {_stamp(node.time_end)}"
+    return _stamp(node.time_start)
+
+
+def format_evidence(index: int, node: Node, body: str | None = None) -> str:
+    """One context line: ``[index] (YYYY-MM-DD HH:MM UTC) text`` (whitespace collapsed)."""
+    text = body if body is not None else (node.content or node.description)
+    return f"[{index}] ({_when(node)}) {_SPACES.sub(' ', text).strip()}"
+
+
+def _truncate(index: int, node: Node, budget: int, count: TokenCounter) -> str | None:
+    """The longest prefix of the node's text (plus "…") whose line fits ``budget``."""
+    text = _SPACES.sub(" ", node.content or node.description).strip()
+    if count(format_evidence(index, node, "…")) > budget:
+        return None
+    lo, hi = 0, len(text)
+    while lo < hi:  # largest n with count(line(text[:n] + "…")) <= budget
+        mid = (lo + hi + 1) // 2
+        if count(format_evidence(index, node, text[:mid] + "…")) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "…"
+
+
+def build_context(
+    hits: Sequence[Hit], *, budget_tokens: int, count_tokens: TokenCounter
+) -> tuple[str, list[str]]:
+    """Numbered, dated evidence lines from ``hits`` within ``budget_tokens``.
+
+    Selection is by relevance: hits are taken in rank order and any that no
+    longer fits is skipped (a later, shorter one may still fit); duplicates
+    of a node are skipped. The chosen lines are then ordered newest first
+    (undated ones last), ties keeping rank order, and numbered from 1. If even
+    the best hit alone does not fit, its text is cut to fit (ending in "…").
+    The whole text, counted with ``count_tokens``, never exceeds the budget.
+
+    Args:
+        hits: Retrieval hits, best first.
+        budget_tokens: The most tokens the context may take (>= 1).
+        count_tokens: The tokenizer used to measure.
+
+    Returns:
+        ``(text, ids)``: the lines joined by newlines, and the node id of
+        each line in order (line ``[i]`` is ``ids[i - 1]``).
+
+    Raises:
+        InputError: ``budget_tokens`` < 1.
+    """
+    if budget_tokens < 1:
+        raise InputError(f"budget_tokens must be >= 1, got {budget_tokens}")
+    nodes: list[Node] = []
+    seen: set[str] = set()
+    for hit in hits:
+        if hit.node.id not in seen:
+            seen.add(hit.node.id)
+            nodes.append(hit.node)
+    label = max(len(nodes), 1)  # measure with the widest label
+    chosen: list[tuple[int, Node, str | None]] = []  # (rank, node, cut text or None)
+    used = 0
+    for rank, node in enumerate(nodes):
+        cost = count_tokens(format_evidence(label, node)) + 1
+        if used + cost <= budget_tokens:
+            chosen.append((rank, node, None))
+            used += cost
+    if not chosen and nodes:
+        body = _truncate(label, nodes[0], budget_tokens, count_tokens)
+        if body is not None:
+            chosen.append((0, nodes[0], body))
+
+    def order(item: tuple[int, Node, str | None]) -> tuple[int, float, int]:
+        rank, node, _ = item
+        if node.time_start is None:
+            return (1, 0.0, rank)
+        return (0, -node.time_start.timestamp(), rank)
+
+    while True:
+        ordered = sorted(chosen, key=order)
+        lines = [format_evidence(i, node, body) for i, (_, node, body) in
+                 enumerate(ordered, start=1)]
+        text = "\n".join(lines)
+        if count_tokens(text) <= budget_tokens or not chosen:
+            return text, [node.id for _, node, _ in ordered]
+        chosen.pop()  # drop the least relevant line and measure again
+
+
+# -- prompting ------------------------------------------------------------------
+
+
+def render_answer_prompt(question: str, context: str, *, as_of: datetime) -> str:
+    """The user prompt of the answer call (see `ANSWER_PROMPT_VERSION`)."""
+    evidence = context if context else "(no memories were retrieved)"
+    return (
+        f"Current date: {_stamp(as_of)}\n\n"
+        f"Memories (newest first):\n{evidence}\n\n"
+        f"Question: {question.strip()}\n\n"
+        'Reply with JSON: {"answer": "<short answer>", "cited": [<numbers of the '
+        'memories used>]}'
+    )
+
+
+# -- usage ----------------------------------------------------------------------
+
+
+def usage_meters(objs: Iterable[Any]) -> list[UsageMeter]:
+    """The distinct `UsageMeter` instances among ``objs`` (others are ignored)."""
+    out: list[UsageMeter] = []
+    for obj in objs:
+        if isinstance(obj, UsageMeter) and all(obj is not m for m in out):
+            out.append(obj)
+    return out
+
+
+def usage_delta(
+    before: Sequence[dict[str, dict[str, Any]]], after: Sequence[dict[str, dict[str, Any]]]
+) -> dict[str, dict[str, Any]]:
+    """Per-operation difference of meter snapshots, summed over meters (``total`` recomputed).
+
+    Args:
+        before: `UsageMeter.snapshot` of each meter before the work.
+        after: Snapshots of the same meters, in the same order, after it.
+
+    Returns:
+        ``{operation: {calls, failures, prompt_tokens, ...}, "total": {...}}``
+        holding only operations that changed.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for b, a in zip(before, after, strict=True):
+        for op, figures in a.items():
+            if op == "total":
+                continue
+            old = b.get(op, {})
+            diff = {key: value - old.get(key, 0) for key, value in figures.items()}
+            if any(diff.values()):
+                slot = out.setdefault(op, dict.fromkeys(diff, 0))
+                for key, value in diff.items():
+                    slot[key] = slot.get(key, 0) + value
+    total: dict[str, Any] = {}
+    for figures in out.values():
+        for key, value in figures.items():
+            total[key] = total.get(key, 0) + value
+    out["total"] = total or {"calls": 0, "failures": 0, "prompt_tokens": 0,
+                             "completion_tokens": 0, "cost_usd": 0.0, "latency_ms": 0.0,
+                             "cache_hits": 0}
+    return out
+
+
+# -- the whole loop ---------------------------------------------------------------
+
+
+def answer_question(
+    memory: Memory,
+    question: str,
+    *,
+    namespace: str,
+    k: int = 10,
+    as_of: datetime | None = None,
+    budget_tokens: int = 2000,
+    llm: LLMClient | None = None,
+    feedback: bool = True,
+    count_tokens: TokenCounter | None = None,
+    result: RetrievalResult | None = None,
+) -> Answer:
+    """Answer ``question`` from ``memory`` and let the memory learn from it.
+
+    Args:
+        memory: The memory to search.
+        question: The question (non-empty).
+        namespace: Whose memory.
+        k: Hits to retrieve.
+        as_of: When the question is asked (default now); retrieval and the
+            prompt's "current date" use it.
+        budget_tokens: Token budget of the evidence context.
+        llm: The answering model (default: the pipeline's ``memory.llm``).
+        feedback: Run the pipeline's reconsolidators with the answer.
+        count_tokens: Tokenizer for the budget (default: litellm's cl100k
+            when available offline, else an estimate).
+        result: A retrieval already made for this question (its hits are
+            used and ``k``/``as_of`` are ignored); benchmarks that score
+            retrieval reuse it instead of searching twice.
+
+    Returns:
+        The `Answer`.
+
+    Raises:
+        InputError: bad question, namespace, ``k`` or budget.
+        LLMOutputError: the model's reply stayed invalid (nothing applied).
+        LLMError: the model call failed for good.
+    """
+    model = llm if llm is not None else memory.llm
+    meters = usage_meters([memory.usage, getattr(model, "usage", None)])
+    before = [m.snapshot() for m in meters]
+    if result is None:
+        result = memory.search(question, namespace=namespace, k=k, as_of=as_of)
+    context, ids = build_context(result.hits, budget_tokens=budget_tokens,
+                                 count_tokens=count_tokens or count_tokens_like_litellm)
+    prompt = render_answer_prompt(question, context, as_of=result.query.as_of)
+    reply = model.complete_json(prompt, ANSWER_SCHEMA, operation="answer", system=ANSWER_SYSTEM)
+    text = str(reply["answer"]).strip()
+    cited: list[str] = []
+    dropped = 0
+    for raw in reply["cited"]:
+        index = int(raw)  # the schema admits integral floats such as 2.0
+        if 1 <= index <= len(ids):
+            if ids[index - 1] not in cited:
+                cited.append(ids[index - 1])
+        else:
+            dropped += 1
+    if dropped:
+        log.debug("answer_citations_dropped", namespace=namespace, dropped=dropped)
+    reports: list[OperationReport] = []
+    if feedback and memory.reconsolidators:
+        reports = memory.feedback(result, answer=text, cited=cited)
+    usage = usage_delta(before, [m.snapshot() for m in meters])
+    return Answer(text=text, cited=tuple(cited), result=result, usage=usage, context=context,
+                  context_ids=tuple(ids), feedback=tuple(reports))

@@ -1,0 +1,1 @@
+"""Versioned prompt texts of the benchmark (package data; read with importlib.resources)."""

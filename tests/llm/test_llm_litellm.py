@@ -1,0 +1,439 @@
+"""The ``litellm`` llm, offline: litellm's mock responses or a fake completion function."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from labile.config import structure_options
+from labile.errors import LLMOutputError, MissingDependencyError
+from labile.llm.retry import LLMAuthError, LLMRateLimitError, LLMRequestError, LLMTimeoutError
+from labile.llm.scripted import ScriptedLLM
+from labile.memory import Memory
+from labile.protocols import LLMClient
+from labile.registry import collect
+from labile.usage import UsageMeter
+from labile_litellm.client import LiteLLMClient
+from labile_litellm.config import LiteLLMConfig
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "tags": {"type": "array",
+                                                       "items": {"type": "string"}}},
+    "required": ["a"],
+}
+SECRET = "sk-labile-test-0123456789SECRET"
+P = {"llm_provider": "openai", "model": "gpt-4o-mini"}
+
+
+def _client(litellm: ModuleType, completion: Any, fake_time: Any = None, **options: Any
+            ) -> LiteLLMClient:
+    return LiteLLMClient(
+        LiteLLMConfig(**options), completion=completion, litellm_module=litellm,
+        sleep=fake_time.sleep if fake_time else (lambda s: None),
+        clock=fake_time.clock if fake_time else time.monotonic, rng=random.Random(0),
+    )
+
+
+# -- construction, registration, imports ------------------------------------------
+
+
+def test_satisfies_protocol_and_defaults(litellm_module: ModuleType) -> None:
+    client = LiteLLMClient(litellm_module=litellm_module)
+    assert isinstance(client, LLMClient)
+    assert client.model == "gpt-4o-mini" and client.name == "litellm:gpt-4o-mini"
+    cfg = LiteLLMConfig()
+    assert (cfg.temperature, cfg.max_tokens, cfg.structured_output, cfg.max_repairs) == (
+        0.0, 1024, "auto", 2)
+
+
+def test_config_is_strict_and_secret_free(make_pm: Callable[..., Any]) -> None:
+    registries = collect(make_pm())
+    component = registries["llm"].get("litellm")
+    assert component.config is LiteLLMConfig
+    cfg = structure_options(component, {"model": "ollama/llama3.1",
+                                        "api_base": "http://localhost:11434",
+                                        "requests_per_minute": 30,
+                                        "structured_output": "json_object"}, "$.llm")
+    assert cfg.requests_per_minute == 30
+    from labile.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="api_key"):
+        structure_options(component, {"api_key": SECRET}, "$.llm")
+    with pytest.raises(ConfigError):
+        structure_options(component, {"structured_output": "xml"}, "$.llm")
+    with pytest.raises(ConfigError):
+        structure_options(component, {"max_concurrency": 0}, "$.llm")
+    names = {f.name for f in __import__("attrs").fields(LiteLLMConfig)}
+    assert not any("key" in n and n != "api_key_env" for n in names)
+
+
+def test_importing_labile_does_not_import_litellm() -> None:
+    code = (
+        "import sys, labile, labile.answer, labile.bench.qa, labile.bench.judge, "
+        "labile.bench.longmemeval_run, labile.llm.retry, labile.llm.cache, labile_litellm\n"
+        "from labile.plugins import get_plugin_manager\n"
+        "from labile.registry import collect\n"
+        "r = collect(get_plugin_manager(entry_points=False, extra=[labile_litellm]))\n"
+        "assert 'litellm' in r['llm']\n"
+        "from labile.llm.scripted import count_tokens_like_litellm\n"
+        "assert count_tokens_like_litellm('hello world') == 2\n"
+        "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(["core", "plugins", "contrib"]))
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_without_litellm_registration_works_but_building_fails(
+    monkeypatch: pytest.MonkeyPatch, make_pm: Callable[..., Any]
+) -> None:
+    monkeypatch.setitem(sys.modules, "litellm", None)
+    registries = collect(make_pm())
+    component = registries["llm"].get("litellm")  # still listed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'labile\[llm\]'"):
+        component.build(LiteLLMConfig(), None)
+
+
+def test_memory_builds_litellm_from_config(
+    litellm_module: ModuleType, make_pm: Callable[..., Any], bm25_config: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch, make_fake: Callable[..., Any],
+) -> None:
+    monkeypatch.setenv("LABILE_TEST_KEY", SECRET)
+    fake = make_fake(['{"answer": "Lisbon", "cited": [1]}'])
+    monkeypatch.setattr(litellm_module, "completion", fake)
+    bm25_config["llm"] = {"type": "litellm", "model": "gpt-4o-mini",
+                          "api_key_env": "LABILE_TEST_KEY"}
+    with Memory.open(bm25_config, plugin_manager=make_pm()) as memory:
+        assert isinstance(memory.llm, LiteLLMClient)
+        assert memory.llm.usage is memory.usage
+        table = memory.config.to_table()
+        assert table["llm"]["api_key_env"] == "LABILE_TEST_KEY"
+        assert SECRET not in json.dumps(table, default=str)
+        from labile.testing import observations
+
+        memory.add(observations(["I moved to Lisbon last spring."]), namespace="u1")
+        answer = memory.answer("Where did I move?", namespace="u1")
+        assert answer.text == "Lisbon"
+        stats = memory.stats()["llm"]
+        assert stats["answer"]["calls"] == 1 and stats["answer"]["cost_usd"] > 0
+        assert SECRET not in json.dumps(stats)
+    assert fake.calls[0]["api_key"] == SECRET
+
+
+# -- structured output -----------------------------------------------------------------
+
+
+def test_json_schema_mode_where_supported(litellm_module: ModuleType,
+                                          make_fake: Callable[..., Any]) -> None:
+    fake = make_fake(['{"a": 1}'])
+    client = _client(litellm_module, fake)
+    assert client.structured_mode(SCHEMA) == "json_schema"
+    assert client.complete_json("give me a", SCHEMA, operation="extract facts") == {"a": 1}
+    call = fake.calls[0]
+    rf = call["response_format"]
+    assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] == SCHEMA
+    assert rf["json_schema"]["name"] == "extract_facts" and rf["json_schema"]["strict"] is False
+    assert call["temperature"] == 0.0 and call["max_tokens"] == 1024
+    assert call["timeout"] == 60.0 and call["max_retries"] == 0 and call["num_retries"] == 0
+    assert "api_key" not in call and "api_base" not in call
+
+
+@pytest.mark.parametrize(("model", "extra", "mode"), [
+    ("ollama/llama3.1", {"api_base": "http://localhost:11434"}, "json_object"),
+    ("hosted_vllm/qwen2.5-7b", {"api_base": "http://localhost:8000/v1"}, "json_object"),
+    ("openai/local-model", {"api_base": "http://localhost:8080/v1"}, "json_object"),
+    ("nosuchprovider/model", {}, "prompt"),
+])
+def test_mode_by_capability(litellm_module: ModuleType, make_fake: Callable[..., Any],
+                            model: str, extra: dict[str, Any], mode: str) -> None:
+    fake = make_fake(['```json\n{"a": 2}\n```'], raw=True)
+    client = _client(litellm_module, fake, model=model, **extra)
+    assert client.structured_mode(SCHEMA) == mode
+    assert client.complete_json("give me a", SCHEMA, operation="extract") == {"a": 2}
+    call = fake.calls[0]
+    if mode == "json_object":
+        assert call["response_format"] == {"type": "json_object"}
+    else:
+        assert "response_format" not in call
+    assert json.dumps(SCHEMA, sort_keys=True) in call["messages"][-1]["content"]
+    assert call.get("api_base") == extra.get("api_base")
+
+
+def test_forced_modes_and_non_object_schema(litellm_module: ModuleType,
+                                            make_fake: Callable[..., Any]) -> None:
+    fake = make_fake(['[1, 2]'])
+    client = _client(litellm_module, fake, structured_output="prompt")
+    assert client.structured_mode(SCHEMA) == "prompt"
+    auto = _client(litellm_module, fake)
+    array_schema = {"type": "array", "items": {"type": "integer"}}
+    assert auto.structured_mode(array_schema) == "prompt"  # providers force an object
+    assert auto.complete_json("list", array_schema, operation="x") == [1, 2]
+    assert "response_format" not in fake.calls[0]
+    forced = _client(litellm_module, fake, structured_output="json_object")
+    assert forced.structured_mode(SCHEMA) == "json_object"
+    assert auto.structured_mode(None) == "text"
+
+
+def test_steps_down_when_provider_rejects_response_format(
+    litellm_module: ModuleType, make_fake: Callable[..., Any]
+) -> None:
+    rejected = litellm_module.UnsupportedParamsError(
+        message="response_format json_schema is not supported", **P)
+    fake = make_fake([rejected, '{"a": 3}', '{"a": 4}'])
+    client = _client(litellm_module, fake)
+    with capture_logs() as logs:
+        assert client.complete_json("a?", SCHEMA, operation="x") == {"a": 3}
+    assert fake.calls[0]["response_format"]["type"] == "json_schema"
+    assert fake.calls[1]["response_format"] == {"type": "json_object"}
+    assert client.structured_mode(SCHEMA) == "json_object"  # remembered
+    assert client.complete_json("a?", SCHEMA, operation="x") == {"a": 4}
+    assert any(e["event"] == "llm_structured_output_rejected" for e in logs)
+    forced = _client(litellm_module, make_fake([rejected]), structured_output="json_schema")
+    with pytest.raises(LLMRequestError):
+        forced.complete_json("a?", SCHEMA, operation="x")
+
+
+def test_repairs_broken_json_then_fails_closed(litellm_module: ModuleType,
+                                               make_fake: Callable[..., Any]) -> None:
+    fake = make_fake(["I think a is one", '{"a": "one"}', '{"a": 1}'])
+    client = _client(litellm_module, fake, max_repairs=2)
+    assert client.complete_json("a?", SCHEMA, operation="extract") == {"a": 1}
+    assert len(fake.calls) == 3
+    assert "Your previous reply was not valid" in fake.prompts[1]
+    assert "expected integer" in fake.prompts[2]
+    # the repair prompt already carries the schema: it is not appended twice
+    assert fake.prompts[1].count(json.dumps(SCHEMA)) == 1
+
+    bad = make_fake(['{"a": '])
+    client = _client(litellm_module, bad, max_repairs=1)
+    with pytest.raises(LLMOutputError) as info:
+        client.complete_json("a?", SCHEMA, operation="extract")
+    assert len(bad.calls) == 2 and info.value.raw == '{"a": '
+
+
+# -- retries ----------------------------------------------------------------------------
+
+
+def test_retries_rate_limits_and_timeouts_with_backoff(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], fake_time: Any
+) -> None:
+    fake = make_fake([litellm_module.RateLimitError("slow", **P),
+                      litellm_module.Timeout("late", **P),
+                      litellm_module.InternalServerError("oops", **P), "fine"])
+    client = _client(litellm_module, fake, fake_time, backoff_base_s=2.0, backoff_max_s=60.0)
+    assert client.complete_text("hi", operation="chat") == "fine"
+    assert len(fake.calls) == 4
+    assert len(fake_time.sleeps) == 3
+    assert 1.0 <= fake_time.sleeps[0] <= 2.0 and 2.0 <= fake_time.sleeps[1] <= 4.0
+    assert 4.0 <= fake_time.sleeps[2] <= 8.0
+    usage = client.usage.snapshot()["chat"]
+    assert usage["calls"] == 4 and usage["failures"] == 3
+
+
+def test_retry_through_litellm_mock_path(litellm_module: ModuleType, fake_time: Any) -> None:
+    """The exception comes out of litellm.completion itself (mock_response=<error>)."""
+    outcomes = [litellm_module.RateLimitError("slow", **P), "ok"]
+
+    def completion(**kwargs: Any) -> Any:
+        return litellm_module.completion(**kwargs, mock_response=outcomes.pop(0))
+
+    client = _client(litellm_module, completion, fake_time)
+    assert client.complete_text("hi", operation="chat") == "ok"
+    assert len(fake_time.sleeps) == 1
+
+
+def test_retries_exhausted_raise_typed_error(litellm_module: ModuleType,
+                                             make_fake: Callable[..., Any],
+                                             fake_time: Any) -> None:
+    fake = make_fake([litellm_module.Timeout("late", **P)])
+    client = _client(litellm_module, fake, fake_time, max_retries=2)
+    with pytest.raises(LLMTimeoutError) as info:
+        client.complete_text("hi", operation="chat")
+    assert info.value.attempts == 3 and len(fake.calls) == 3 and len(fake_time.sleeps) == 2
+    # the scripted model injects the very same type
+    assert type(ScriptedLLM.timeout()) is type(info.value)
+    rate = _client(litellm_module, make_fake([litellm_module.RateLimitError("x", **P)]),
+                   fake_time, max_retries=0)
+    with pytest.raises(LLMRateLimitError):
+        rate.complete_text("hi", operation="chat")
+
+
+@pytest.mark.parametrize("name", ["AuthenticationError", "BadRequestError", "NotFoundError",
+                                  "ContextWindowExceededError"])
+def test_no_retry_on_permanent_errors(litellm_module: ModuleType, make_fake: Callable[..., Any],
+                                      fake_time: Any, name: str) -> None:
+    exc = getattr(litellm_module, name)("nope", **P)
+    fake = make_fake([exc, "never"])
+    client = _client(litellm_module, fake, fake_time)
+    expected = LLMAuthError if name == "AuthenticationError" else LLMRequestError
+    with pytest.raises(expected):
+        client.complete_text("hi", operation="chat")
+    assert len(fake.calls) == 1 and fake_time.sleeps == []
+
+
+# -- limits -----------------------------------------------------------------------------
+
+
+def test_concurrency_limit(litellm_module: ModuleType, make_fake: Callable[..., Any]) -> None:
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    def hook(_kwargs: dict[str, Any]) -> None:
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.03)
+        with lock:
+            state["now"] -= 1
+
+    fake = make_fake(["ok"], raw=True, hook=hook)
+    client = _client(litellm_module, fake, max_concurrency=2)
+    threads = [threading.Thread(target=client.complete_text, args=(f"q{i}",),
+                                kwargs={"operation": "chat"}) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(fake.calls) == 6 and state["max"] == 2
+
+
+def test_requests_per_minute(litellm_module: ModuleType, make_fake: Callable[..., Any],
+                             fake_time: Any) -> None:
+    fake = make_fake(["ok"], raw=True)
+    client = _client(litellm_module, fake, fake_time, requests_per_minute=3)
+    for i in range(7):
+        client.complete_text(f"q{i}", operation="chat")
+    assert fake_time.sleeps == [60.0, 60.0]
+    # with_options shares the meter and the limiter
+    other = client.with_options(temperature=0.5)
+    other.complete_text("q", operation="chat")
+    assert other.usage is client.usage and client.usage.snapshot()["chat"]["calls"] == 8
+    assert fake.calls[-1]["temperature"] == 0.5
+
+
+# -- accounting and cache ----------------------------------------------------------
+
+
+def test_accounting_per_operation(litellm_module: ModuleType,
+                                  make_fake: Callable[..., Any]) -> None:
+    fake = make_fake(['{"a": 1}'])
+    usage = UsageMeter()
+    client = LiteLLMClient(LiteLLMConfig(), usage=usage, completion=fake,
+                           litellm_module=litellm_module)
+    client.complete_json("x", SCHEMA, operation="extract")
+    client.complete_json("y", SCHEMA, operation="extract")
+    client.complete_text("z", operation="answer", max_tokens=5)
+    snap = usage.snapshot()
+    assert snap["extract"]["calls"] == 2 and snap["answer"]["calls"] == 1
+    assert snap["extract"]["prompt_tokens"] == 20 and snap["extract"]["completion_tokens"] == 40
+    assert snap["extract"]["cost_usd"] == pytest.approx(2 * 1.35e-05)
+    assert snap["extract"]["latency_ms"] > 0
+    assert snap["total"]["calls"] == 3
+    assert fake.calls[2]["max_tokens"] == 5
+
+
+def test_tokens_counted_locally_when_provider_omits_usage(
+    litellm_module: ModuleType, make_fake: Callable[..., Any]
+) -> None:
+    def no_usage(_kwargs: dict[str, Any]) -> Any:
+        return None
+
+    fake = make_fake(["ok"], raw=True)
+    fake.raw = False
+
+    def completion(**kwargs: Any) -> Any:
+        fake.calls.append(kwargs)
+        return {"choices": [{"message": {"content": "hello world"}}]}
+
+    client = _client(litellm_module, completion, model="ollama/llama3.1")
+    assert client.complete_text("hello world", operation="chat") == "hello world"
+    snap = client.usage.snapshot()["chat"]
+    assert snap["prompt_tokens"] == 2 and snap["completion_tokens"] == 2
+    assert snap["cost_usd"] == 0.0
+
+
+def test_cache_hit_on_identical_call(litellm_module: ModuleType, make_fake: Callable[..., Any],
+                                     tmp_path: Path) -> None:
+    fake = make_fake(['{"a": 1}'])
+    client = _client(litellm_module, fake, cache_dir=str(tmp_path / "cache"))
+    assert client.complete_json("x", SCHEMA, operation="extract") == {"a": 1}
+    assert client.complete_json("x", SCHEMA, operation="extract") == {"a": 1}
+    assert len(fake.calls) == 1
+    snap = client.usage.snapshot()["extract"]
+    assert snap["calls"] == 2 and snap["cache_hits"] == 1
+    assert snap["prompt_tokens"] == 20  # the cached call's tokens are reported again …
+    assert snap["cost_usd"] == pytest.approx(1.35e-05)  # … but nothing is paid twice
+    rerun = _client(litellm_module, fake, cache_dir=str(tmp_path / "cache"))
+    rerun.complete_json("x", SCHEMA, operation="extract")
+    assert len(fake.calls) == 1
+    rerun.with_options(temperature=0.3).complete_json("x", SCHEMA, operation="extract")
+    assert len(fake.calls) == 2  # settings are part of the key
+    rerun.complete_json("other prompt", SCHEMA, operation="extract")
+    assert len(fake.calls) == 3
+
+
+# -- secrets ------------------------------------------------------------------------
+
+
+def test_secrets_never_logged_nor_raised(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+    fake_time: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("LABILE_TEST_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET + "-openai")
+    leak = litellm_module.AuthenticationError(
+        f"Incorrect API key provided: {SECRET} / {SECRET}-openai", **P)
+    transient = litellm_module.RateLimitError(f"limit for key {SECRET}", **P)
+    fake = make_fake([transient, '{"a": 1}', leak])
+    client = _client(litellm_module, fake, fake_time, api_key_env="LABILE_TEST_KEY",
+                     cache_dir=str(tmp_path))
+    with capture_logs() as logs:
+        structlog.get_logger("test").debug("start")
+        assert client.complete_json("x", SCHEMA, operation="extract") == {"a": 1}
+        with pytest.raises(LLMAuthError) as info:
+            client.complete_text("y", operation="answer")
+    assert all(call["api_key"] == SECRET for call in fake.calls)
+    assert len(logs) > 2 and any(e["event"] == "llm_call_retry" for e in logs)
+    dump = repr(logs) + str(info.value) + repr(info.value.args)
+    assert SECRET not in dump
+    out = capsys.readouterr()
+    assert SECRET not in out.out + out.err
+    assert SECRET not in repr(client.config) and SECRET not in repr(client)
+    assert SECRET.encode() not in (tmp_path / "llm_cache.sqlite3").read_bytes()
+
+
+def test_missing_key_variable_is_an_auth_error(litellm_module: ModuleType,
+                                               make_fake: Callable[..., Any],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LABILE_MISSING_KEY", raising=False)
+    fake = make_fake(["ok"])
+    client = _client(litellm_module, fake, api_key_env="LABILE_MISSING_KEY")
+    with pytest.raises(LLMAuthError, match="LABILE_MISSING_KEY"):
+        client.complete_text("x", operation="chat")
+    assert fake.calls == []
+
+
+def test_other_bad_requests_do_not_step_down(litellm_module: ModuleType,
+                                             make_fake: Callable[..., Any]) -> None:
+    fake = make_fake([litellm_module.UnsupportedParamsError(
+        message="temperature=0 is not supported by this model", **P)])
+    client = _client(litellm_module, fake)
+    with pytest.raises(LLMRequestError, match="temperature"):
+        client.complete_json("a?", SCHEMA, operation="x")
+    assert len(fake.calls) == 1 and client.structured_mode(SCHEMA) == "json_schema"
