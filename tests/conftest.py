@@ -9,8 +9,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from collections.abc import Iterator  # noqa: E402
+
 import pluggy  # noqa: E402
 import pytest  # noqa: E402
+import structlog  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 from labile.plugins import get_plugin_manager  # noqa: E402
@@ -22,6 +25,13 @@ settings.register_profile(
 settings.register_profile("fast", max_examples=15, deadline=None)
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    """CLI tests configure structlog; give every test the library defaults back."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture

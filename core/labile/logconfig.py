@@ -41,7 +41,8 @@ def configure(*, json: bool = False, level: str = "warning") -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             getattr(logging, level.upper(), logging.WARNING)
         ),
-        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
+        # Resolve sys.stderr at each logger creation, not once: it may be swapped.
+        logger_factory=lambda *_: structlog.WriteLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )
 

@@ -35,12 +35,15 @@ class HybridSeederConfig:
 
     Attributes:
         rrf_k: The reciprocal-rank-fusion constant (60 in the literature).
-        candidates: How many hits each list contributes before fusion.
+        candidates: How many hits each list contributes before fusion (at least
+            the query's ``k``). Short lists fuse better: on LoCoMo dev, fusing the
+            top 10 of each list gives R@5 56.8 against 52.2 with the top 50, as the
+            deep tail of the weaker dense list only adds noise.
         dense_weight: Weight of the dense list's RRF term (BM25's is 1).
     """
 
     rrf_k: int = attrs.field(default=60, validator=ge(1))
-    candidates: int = attrs.field(default=50, validator=ge(1))
+    candidates: int = attrs.field(default=10, validator=ge(1))
     dense_weight: float = attrs.field(default=1.0, validator=ge(0.0))
 
 

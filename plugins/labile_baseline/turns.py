@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 import attrs
 
 from labile.model import AddReport, Node, Observation
 from labile.protocols import Deps
+from labile.render import turn_text
 
 
 @attrs.frozen(kw_only=True)
@@ -21,25 +21,6 @@ class TurnExtractorConfig:
     """
 
     dated: bool = True
-
-
-def format_date(ts: datetime) -> str:
-    """``1:56 pm on 8 May, 2023`` — the conversational date style."""
-    hour = ts.hour % 12 or 12
-    return f"{hour}:{ts.minute:02d} {'am' if ts.hour < 12 else 'pm'} on {ts.day} {ts:%B}, {ts.year}"
-
-
-def turn_text(obs: Observation, *, dated: bool = True) -> str:
-    """The document for one observation: ``[date] speaker: text [shares a photo: …]``."""
-    parts = []
-    if dated:
-        date_text = obs.metadata.get("date_text") or format_date(obs.timestamp)
-        parts.append(f"[{date_text}]")
-    parts.append(f"{obs.speaker}: {obs.text}" if obs.speaker else obs.text)
-    caption = obs.metadata.get("caption")
-    if caption:
-        parts.append(f"[shares a photo: {caption}]")
-    return " ".join(parts)
 
 
 class TurnExtractor:
