@@ -9,15 +9,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Iterator
 
-import pluggy  # noqa: E402
-import pytest  # noqa: E402
-import structlog  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+import pluggy
+import pytest
+import structlog
+from hypothesis import HealthCheck, settings
 
-from labile.plugins import get_plugin_manager  # noqa: E402
-from labile.registry import Registries, collect  # noqa: E402
+from labile.plugins import get_plugin_manager
+from labile.registry import Registries, collect
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -96,7 +96,7 @@ class Memory:
         )
         if getattr(self.llm, "usage", False) is None:
             # A ready-made client (scripted, say) without a meter records into ours.
-            self.llm.usage = self.usage  # type: ignore[attr-defined]
+            self.llm.usage = self.usage  # type: ignore[union-attr]
         deps = attrs.evolve(base, embedder=self.embedder, llm=self.llm)
         raw_store: Store = store or self._build("store", config.store, deps)
         self.store: Store = CheckedStore(raw_store, self.schema)
