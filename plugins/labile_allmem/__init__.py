@@ -1,0 +1,81 @@
+"""All-Mem bundle (SPEC §4): non-destructive topology consolidation, visible-surface retrieval.
+
+This module only registers components; see ``docs/allmem.md`` for the design.
+"""
+
+from __future__ import annotations
+
+from labile.hookspecs import hookimpl
+from labile.registry import Register
+
+
+@hookimpl
+def labile_register_node_kinds(register: Register) -> None:
+    """``allmem.unit`` (memory unit) and ``allmem.run`` (edit-log record)."""
+    from labile_allmem.schema import NODE_KINDS
+
+    for kind in NODE_KINDS:
+        register(kind.name, kind, summary=kind.summary)
+
+
+@hookimpl
+def labile_register_predicates(register: Register) -> None:
+    """temporal, semantic, version, sibling and lineage links."""
+    from labile_allmem.schema import PREDICATES
+
+    for pred in PREDICATES:
+        register(pred.name, pred, summary=pred.summary)
+
+
+@hookimpl
+def labile_register_extractors(register: Register) -> None:
+    """``allmem.write``: online writing with descriptor compression."""
+    from labile_allmem.write import WriteConfig, WriteExtractor
+
+    register("allmem.write", WriteExtractor, config=WriteConfig,
+             summary="one visible unit per turn: descriptor, temporal + capped semantic links")
+
+
+@hookimpl
+def labile_register_seeders(register: Register) -> None:
+    """``allmem.visible_anchor``: Stage 1 anchors over the visible surface."""
+    from labile_allmem.retrieve import AnchorConfig, VisibleAnchorSeeder
+
+    register("allmem.visible_anchor", VisibleAnchorSeeder, config=AnchorConfig,
+             summary="top-k visible units by cosine (or cosine+BM25 RRF)")
+
+
+@hookimpl
+def labile_register_expanders(register: Register) -> None:
+    """``allmem.typed_expand``: Stage 2 typed-link expansion."""
+    from labile_allmem.retrieve import ExpandConfig, TypedExpander
+
+    register("allmem.typed_expand", TypedExpander, config=ExpandConfig,
+             summary="hop (H) and candidate (L) budgeted expansion by link-type priority")
+
+
+@hookimpl
+def labile_register_filters(register: Register) -> None:
+    """``allmem.rerank``: Stage 3 rerank."""
+    from labile_allmem.retrieve import RerankConfig, Reranker
+
+    register("allmem.rerank", Reranker, config=RerankConfig,
+             summary="rerank candidates by query cosine (or cosine+BM25 RRF), keep top K")
+
+
+@hookimpl
+def labile_register_consolidators(register: Register) -> None:
+    """``allmem.atc``: offline consolidation (Split, Merge, Update)."""
+    from labile_allmem.consolidate.atc import ATC, ATCConfig
+
+    register("allmem.atc", ATC, config=ATCConfig,
+             summary="diagnose -> gate -> Norm -> Split/Merge/Update; every N sessions")
+
+
+@hookimpl
+def labile_register_presets(register: Register) -> None:
+    """``allmem`` (offline default), ``allmem-paper`` and ``allmem-llm``."""
+    from labile_allmem.presets import PRESETS
+
+    for name, (summary, factory) in PRESETS.items():
+        register(name, factory, summary=summary)

@@ -1,0 +1,124 @@
+"""Records passed between the ATC stages: proposals, plans and outcomes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Literal, Protocol
+
+import attrs
+
+from labile.model import Node
+
+Op = Literal["split", "merge", "update"]
+#: The operators, in their fixed execution order.
+OPS: Final[tuple[Op, ...]] = ("split", "merge", "update")
+
+Status = Literal["executed", "skipped", "noop"]
+
+
+@attrs.frozen(kw_only=True)
+class Proposal:
+    """One diagnosed edit.
+
+    Attributes:
+        op: ``"split"`` (one conflated unit), ``"merge"`` (a redundant set) or
+            ``"update"`` (``(current, superseded)``).
+        target: The unit ids, as the diagnoser gave them (Norm canonicalises them).
+        confidence: The diagnoser's confidence p in [0, 1].
+        reason: Why, in a few words.
+        anchor: The buffered unit whose neighbourhood produced the proposal.
+    """
+
+    op: str
+    target: tuple[str, ...]
+    confidence: float
+    reason: str = ""
+    anchor: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Neighbourhood:
+    """A local context for diagnosis: a buffered unit and its nearest visible units.
+
+    Attributes:
+        anchor: The buffered unit.
+        units: The anchor first, then its neighbours, most similar first.
+    """
+
+    anchor: Node
+    units: tuple[Node, ...]
+
+
+@attrs.frozen(kw_only=True)
+class SplitPlan:
+    """A Split repair plan: evidence segments (must be exact passages of the evidence)."""
+
+    segments: tuple[str, ...]
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class DescriptorPlan:
+    """A Merge or Update repair plan: the canonical / refreshed descriptor.
+
+    ``decline`` means the planner looked and judged the edit wrong (Noop).
+    """
+
+    summary: str
+    keywords: tuple[str, ...] = ()
+    decline: bool = False
+    reason: str = ""
+
+
+class PlanError(Exception):
+    """The planner produced no usable plan (invalid JSON, model failure): Skipped."""
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """How one queued target ended.
+
+    Attributes:
+        op: The operator.
+        target: Canonical unit ids.
+        status: ``"executed"``, ``"skipped"`` or ``"noop"``.
+        reason: Why (always set for skipped and noop).
+        confidence: The gated confidence.
+        created: Ids of units the edit created.
+        archived: Ids of units the edit archived.
+    """
+
+    op: str
+    target: tuple[str, ...]
+    status: Status
+    reason: str = ""
+    confidence: float = 0.0
+    created: tuple[str, ...] = ()
+    archived: tuple[str, ...] = ()
+
+    def to_log(self) -> dict[str, object]:
+        """The entry for `OperationReport.log` and the edit log."""
+        return {
+            "op": self.op, "target": list(self.target), "status": self.status,
+            "reason": self.reason, "confidence": round(self.confidence, 4),
+            "created": list(self.created), "archived": list(self.archived),
+        }
+
+
+class Planner(Protocol):
+    """Produces repair plans; it never edits the graph (the executor does).
+
+    Each method raises `PlanError` when it cannot produce a usable plan.
+    """
+
+    def plan_split(self, unit: Node) -> SplitPlan:
+        """Evidence segments for one conflated unit."""
+        ...
+
+    def plan_merge(self, units: Sequence[Node]) -> DescriptorPlan:
+        """The canonical descriptor of a redundant set (oldest first)."""
+        ...
+
+    def plan_update(self, current: Node, old: Node) -> DescriptorPlan:
+        """The refreshed descriptor of ``current``, which supersedes ``old``."""
+        ...

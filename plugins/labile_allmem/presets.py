@@ -1,0 +1,70 @@
+"""The All-Mem presets, shaped like config files.
+
+* ``allmem``: the offline default. The paper's pipeline (visible-surface
+  anchors, typed expansion, rerank, ATC) with every decision offline, plus our
+  retrieval improvement: Stage 1 and Stage 3 fuse BM25 with cosine by
+  reciprocal rank (BM25 weighted 2:1). Not in the paper; see ``docs/allmem.md``.
+* ``allmem-paper``: the same pipeline with the paper's retrieval exactly:
+  cosine anchors over the visible surface and cosine rerank.
+* ``allmem-llm``: ``allmem`` where every LLM decision asks the model
+  (descriptors, diagnosis, planning); needs an LLM client
+  (``[llm] type = "litellm"``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+#: Weight of the BM25 ranking against the cosine ranking in the hybrid stages.
+LEXICAL_WEIGHT: Final = 2.0
+
+
+def _paper() -> dict[str, Any]:
+    return {
+        "store": {"type": "lancedb"},
+        "embedder": {"type": "minilm"},
+        "llm": {"type": "none"},
+        "extractor": {"type": "allmem.write"},
+        "retrieval": {
+            "seed": [{"type": "allmem.visible_anchor"}],
+            "expand": [{"type": "allmem.typed_expand"}],
+            "filter": [{"type": "allmem.rerank"}],
+        },
+        "consolidate": [{"type": "allmem.atc"}],
+    }
+
+
+def _hybrid() -> dict[str, Any]:
+    table = _paper()
+    table["retrieval"]["seed"] = [
+        {"type": "allmem.visible_anchor", "mode": "hybrid", "lexical_weight": LEXICAL_WEIGHT}
+    ]
+    table["retrieval"]["filter"] = [
+        {"type": "allmem.rerank", "mode": "hybrid", "lexical_weight": LEXICAL_WEIGHT}
+    ]
+    return table
+
+
+def _llm() -> dict[str, Any]:
+    table = _hybrid()
+    table["llm"] = {"type": "litellm"}
+    table["extractor"] = {"type": "allmem.write", "descriptor": "llm"}
+    table["consolidate"] = [
+        {"type": "allmem.atc", "diagnoser": "llm", "planner": "llm", "descriptor": "llm"}
+    ]
+    return table
+
+
+#: name -> (summary, zero-argument factory of the table)
+PRESETS: Final[dict[str, tuple[str, Any]]] = {
+    "allmem": ("All-Mem, offline: visible surface + typed expansion + ATC, BM25/cosine "
+               "hybrid anchors and rerank", _hybrid),
+    "allmem-paper": ("All-Mem, offline, the paper's cosine-only anchors and rerank", _paper),
+    "allmem-llm": ("All-Mem with LLM descriptors, diagnosis and planning", _llm),
+}
+
+
+def preset_table(name: str) -> dict[str, Any]:
+    """A fresh copy of preset ``name``'s table."""
+    return copy.deepcopy(PRESETS[name][1]())

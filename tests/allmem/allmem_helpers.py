@@ -1,0 +1,73 @@
+"""Shared helpers for the All-Mem tests: in-memory store, hashing embedder.
+
+A plain module (not a conftest) with a unique name, imported by the test files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from labile.llm import ScriptedLLM
+from labile.memory import Memory
+from labile.model import Observation
+
+T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
+
+
+def open_memory(
+    preset: str = "allmem",
+    *,
+    atc: dict[str, Any] | None = None,
+    write: dict[str, Any] | None = None,
+    llm: ScriptedLLM | None = None,
+    embed_date: bool = False,
+    **table: Any,
+) -> Memory:
+    """A pipeline from ``preset`` on the memory store and the hashing embedder.
+
+    Automatic consolidation is off unless ``atc`` sets ``every_n_sessions``.
+    The date tag is not embedded by default here: the hashing embedder is purely
+    lexical, so the tag's many tokens would dominate the short test sentences
+    (with MiniLM, the default, it does not; see docs/allmem.md).
+    """
+    offline = {"embed_date": embed_date}
+    extractor: dict[str, Any] = {"type": "allmem.write", "offline": offline}
+    if preset == "allmem-llm":
+        extractor["descriptor"] = "llm"
+    for key, value in (write or {}).items():
+        extractor[key] = {**offline, **value} if key == "offline" else value
+    consolidator: dict[str, Any] = {
+        "type": "allmem.atc", "every_n_sessions": 0, "descriptor_offline": offline,
+        **(_llm_atc() if preset == "allmem-llm" else {}), **(atc or {}),
+    }
+    config: dict[str, Any] = {
+        "preset": preset,
+        "store": {"type": "memory"},
+        "embedder": {"type": "hashing"},
+        "extractor": extractor,
+        "consolidate": [consolidator],
+        **table,
+    }
+    if preset == "allmem-llm":
+        config["llm"] = {"type": "scripted"}
+    return Memory.open(config, llm=llm) if llm is not None else Memory.open(config)
+
+
+def _llm_atc() -> dict[str, Any]:
+    return {"diagnoser": "llm", "planner": "llm", "descriptor": "llm"}
+
+
+def session(
+    number: int, turns: Sequence[tuple[str, str]], *, day: int | None = None,
+    caption: dict[int, str] | None = None,
+) -> list[Observation]:
+    """Observations of one session: ids ``s<number>:<i>``, one minute apart."""
+    start = T0 + timedelta(days=day if day is not None else 7 * number)
+    return [
+        Observation(id=f"s{number}:{i}", text=text, speaker=speaker,
+                    timestamp=start + timedelta(minutes=i), session=str(number),
+                    metadata={"caption": (caption or {}).get(i)} if caption else {})
+        for i, (speaker, text) in enumerate(turns)
+    ]

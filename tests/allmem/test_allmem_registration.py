@@ -1,0 +1,113 @@
+"""Registration, presets and configs of the All-Mem bundle."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from allmem_helpers import open_memory
+
+import labile_allmem
+from labile.config import CONVERTER, resolve
+from labile.errors import ConfigError
+from labile.memory import build_registries
+from labile.testing import make_registries
+from labile_allmem.presets import PRESETS, preset_table
+
+KINDS = ("extractor", "seeder", "expander", "filter", "consolidator", "node_kind", "predicate")
+
+
+@pytest.fixture(scope="module")
+def registries():
+    return make_registries(labile_allmem, entry_points=False)
+
+
+def test_every_component_is_registered_under_the_bundle_prefix(registries):
+    """All components of the bundle are named ``allmem.*`` (presets: ``allmem``…)."""
+    names = {
+        kind: [c.name for c in registries[kind] if c.plugin == "labile_allmem"] for kind in KINDS
+    }
+    assert names["extractor"] == ["allmem.write"]
+    assert names["seeder"] == ["allmem.visible_anchor"]
+    assert names["expander"] == ["allmem.typed_expand"]
+    assert names["filter"] == ["allmem.rerank"]
+    assert names["consolidator"] == ["allmem.atc"]
+    assert names["node_kind"] == ["allmem.run", "allmem.unit"]
+    assert sorted(names["predicate"]) == [
+        "allmem.lineage", "allmem.semantic", "allmem.sibling", "allmem.temporal",
+        "allmem.version",
+    ]
+    presets = [c.name for c in registries["preset"] if c.plugin == "labile_allmem"]
+    assert sorted(presets) == ["allmem", "allmem-llm", "allmem-paper"]
+
+
+@pytest.mark.parametrize("kind", ["extractor", "seeder", "expander", "filter", "consolidator"])
+def test_configs_structure_from_an_empty_table_and_round_trip(registries, kind):
+    """``type = "<name>"`` alone is valid; unstructure/structure round-trips."""
+    for comp in registries[kind]:
+        if comp.plugin != "labile_allmem":
+            continue
+        config = CONVERTER.structure({}, comp.config)
+        assert config == comp.config()
+        assert CONVERTER.structure(CONVERTER.unstructure(config), comp.config) == config
+
+
+def test_config_validators_reject_bad_values(registries):
+    """Out-of-range thresholds and unknown link types are config errors with a path."""
+    base = preset_table("allmem")
+    base["store"], base["embedder"] = {"type": "memory"}, {"type": "hashing"}
+    bad = dict(base, consolidate=[{"type": "allmem.atc", "merge_threshold": 1.5}])
+    with pytest.raises(ConfigError, match="consolidate"):
+        resolve(bad, registries)
+    bad = dict(base, retrieval={"expand": [{"type": "allmem.typed_expand",
+                                            "priority": ["version", "telepathy"]}]})
+    with pytest.raises(ConfigError, match="telepathy"):
+        resolve(bad, registries)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_presets_resolve_with_test_overrides(name):
+    """Each preset resolves (store/embedder/llm swapped for test ones) and builds."""
+    table = {"preset": name, "store": {"type": "memory"}, "embedder": {"type": "hashing"}}
+    if name == "allmem-llm":
+        table["llm"] = {"type": "scripted"}
+    registries = build_registries()
+    config = resolve(table, registries)
+    assert config.extractor.type == "allmem.write"
+    assert [s.type for s in config.seeders] == ["allmem.visible_anchor"]
+    assert [s.type for s in config.consolidators] == ["allmem.atc"]
+
+
+def test_preset_tables_name_the_embedded_defaults():
+    """The offline preset uses the embedded store and embedder and no LLM."""
+    table = preset_table("allmem")
+    assert table["store"] == {"type": "lancedb"}
+    assert table["embedder"] == {"type": "minilm"}
+    assert table["llm"] == {"type": "none"}
+    llm = preset_table("allmem-llm")
+    assert llm["extractor"]["descriptor"] == "llm"
+    assert llm["consolidate"][0]["diagnoser"] == "llm"
+    assert table["retrieval"]["seed"][0]["mode"] == "hybrid"
+    assert table["retrieval"]["filter"][0]["mode"] == "hybrid"
+    paper = preset_table("allmem-paper")
+    assert paper["retrieval"]["seed"] == [{"type": "allmem.visible_anchor"}]
+    assert paper["retrieval"]["filter"] == [{"type": "allmem.rerank"}]
+
+
+def test_offline_pipeline_needs_no_llm():
+    """The offline preset writes, consolidates and searches with the ``none`` LLM."""
+    from allmem_helpers import session
+
+    mem = open_memory()
+    mem.add(session(1, [("Ann", "I adopted a beagle named Rex."), ("Bob", "Cute!")]),
+            namespace="n")
+    assert mem.consolidate(namespace="n")[0].counts["buffered"] == 2
+    assert mem.search("beagle", namespace="n").hits
+    assert mem.usage.snapshot()["total"]["calls"] == 0
+
+
+def test_config_classes_are_frozen_with_defaults(registries):
+    """Every config field has a default (the kernel contract)."""
+    for comp in registries.all():
+        if comp.plugin == "labile_allmem" and attrs.has(comp.config):
+            for field in attrs.fields(comp.config):
+                assert field.default is not attrs.NOTHING, (comp.name, field.name)
