@@ -7,6 +7,7 @@ the retrieval atoms and the operators, handing each the same `Deps`.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -112,6 +113,8 @@ class Memory:
             "consolidator", config.consolidators
         )
         self._closed = False
+        # One writer at a time: the existence check and the batch must not interleave.
+        self._write_lock = threading.RLock()
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -183,6 +186,12 @@ class Memory:
             if obs.id in seen:
                 raise InputError(f"observation id {obs.id!r} appears twice in one batch")
             seen.add(obs.id)
+        with self._write_lock:
+            return self._add_locked(batch, seen, namespace, start)
+
+    def _add_locked(
+        self, batch: list[Observation], seen: set[str], namespace: str, start: float
+    ) -> AddReport:
         existing = self.store.existing_observation_ids(namespace, seen)
         new = [attrs.evolve(o, namespace=namespace) for o in batch if o.id not in existing]
         report = AddReport(namespace=namespace, added=[o.id for o in new],
@@ -299,7 +308,7 @@ class Memory:
         fb = Feedback(answer=answer, cited=tuple(cited), useful=useful)
         reports = []
         for _name, op in self.reconsolidators:
-            with self.store.batch(result.query.namespace):
+            with self._write_lock, self.store.batch(result.query.namespace):
                 reports.append(op.reconsolidate(result, fb))
         return reports
 
@@ -309,7 +318,7 @@ class Memory:
         _check_namespace(namespace)
         reports = []
         for _name, op in self.consolidators:
-            with self.store.batch(namespace):
+            with self._write_lock, self.store.batch(namespace):
                 reports.append(op.consolidate(namespace))
         self.store.optimize()
         return reports

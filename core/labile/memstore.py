@@ -88,9 +88,11 @@ class MemoryStore:
     def add_observations(self, namespace: str, observations: Sequence[Observation]) -> None:
         with self._lock:
             space = self._space(namespace, create=True)
+            seen: set[str] = set()
             for obs in observations:
-                if obs.id in space.observations:
+                if obs.id in space.observations or obs.id in seen:
                     raise StoreError(f"observation {obs.id!r} already stored in {namespace!r}")
+                seen.add(obs.id)
             for obs in observations:
                 space.observations[obs.id] = attrs.evolve(obs, namespace=namespace)
 
@@ -118,7 +120,9 @@ class MemoryStore:
             for node in nodes:
                 stored = attrs.evolve(node, namespace=namespace)
                 if stored.embedding is not None:
-                    stored.embedding = np.asarray(stored.embedding, dtype=np.float32).copy()
+                    vec = np.array(stored.embedding, dtype=np.float32)
+                    vec.setflags(write=False)  # shared with readers: in-place edits must fail
+                    stored.embedding = vec
                 if node.id in space.nodes:
                     space.bm25.remove(node.id)
                 space.nodes[node.id] = stored
@@ -146,6 +150,10 @@ class MemoryStore:
                     if end not in space.nodes:
                         raise StoreError(f"edge {edge.id!r} references unknown node {end!r}")
             for edge in edges:
+                old = space.edges.get(edge.id)
+                if old is not None:  # its ends may have changed
+                    space.out.get(old.src, set()).discard(edge.id)
+                    space.into.get(old.dst, set()).discard(edge.id)
                 space.edges[edge.id] = attrs.evolve(edge, namespace=namespace)
                 space.out.setdefault(edge.src, set()).add(edge.id)
                 space.into.setdefault(edge.dst, set()).add(edge.id)
@@ -162,6 +170,8 @@ class MemoryStore:
         direction: Direction = "out",
         predicates: Collection[str] | None = None,
     ) -> list[Edge]:
+        if direction not in ("out", "in", "both"):
+            raise StoreError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         space = self._space(namespace)
         ids: list[str] = []
         seen: set[str] = set()

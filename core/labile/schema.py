@@ -89,15 +89,12 @@ class CheckedStore:
         return getattr(self.inner, name)
 
     def upsert_nodes(self, namespace: str, nodes: Sequence[Node]) -> None:
-        """Check kinds, stamp the namespace, then write."""
+        """Check kinds, then write copies stamped with the namespace."""
         for node in nodes:
             self.schema.check_node(node)
-            node.namespace = namespace
-        self.inner.upsert_nodes(namespace, nodes)
+        self.inner.upsert_nodes(namespace, [attrs.evolve(n, namespace=namespace) for n in nodes])
 
     def upsert_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
         """Check predicates, add reverse edges of symmetric ones, then write."""
         full = self.schema.with_reverse(edges)
-        for edge in full:
-            edge.namespace = namespace
-        self.inner.upsert_edges(namespace, full)
+        self.inner.upsert_edges(namespace, [attrs.evolve(e, namespace=namespace) for e in full])

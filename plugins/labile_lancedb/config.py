@@ -1,0 +1,62 @@
+"""`LanceStoreConfig`: the options of the ``lancedb`` store (TOML ``[store]`` table).
+
+Kept in its own module, with no heavy import, so that registering the plugin and
+validating a config never imports lancedb (which costs about 1.4 s).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["LanceStoreConfig"]
+
+_pos_int = [attrs.validators.instance_of(int), attrs.validators.ge(1)]
+
+
+@attrs.frozen(kw_only=True)
+class LanceStoreConfig:
+    """Settings of `labile_lancedb.store.LanceStore`.
+
+    Attributes:
+        path: The store's directory (one LanceDB database per memory). It is
+            created when missing. ``"memory://"`` or ``""`` gives a fresh
+            temporary directory that is deleted on `close`.
+        ann_threshold: Row count of the ``nodes`` table from which an IVF_RQ
+            vector index is built (and kept refreshed), and node count of a
+            namespace from which its vector searches use that index instead of
+            the exact in-memory matrix.
+        nprobes: IVF partitions probed by an ANN search (more: better recall,
+            slower).
+        refine_factor: An ANN search re-ranks ``k * refine_factor`` candidates
+            with full vectors (more: better recall, slower).
+        ann_partition_rows: Target rows per IVF partition when the index is
+            (re)trained.
+        ann_retrain_growth: Retrain the index from scratch when the table has
+            grown by this factor since the last training (in between, new rows
+            are folded in incrementally by `LanceStore.optimize`).
+        optimize_every: Compact the tables and fold new rows into the indexes
+            after this many committed batches (small appends fragment LanceDB
+            and slow queries down several-fold).
+        keep_versions_s: Table versions younger than this survive `optimize`;
+            readers in other processes still working on an older version can
+            fail once it is cleaned up.
+        read_consistency_s: How stale this process may be about commits made
+            by another process, in seconds; ``0`` checks on every read.
+        fts_language: Language of the full-text index's stemmer and stop words.
+        lock_timeout_s: How long to wait for another process's commit (which
+            holds the store's write lock) before giving up with `StoreError`.
+    """
+
+    path: str = attrs.field(default="./memory", validator=attrs.validators.instance_of(str))
+    ann_threshold: int = attrs.field(default=20_000, validator=_pos_int)
+    nprobes: int = attrs.field(default=20, validator=_pos_int)
+    refine_factor: int = attrs.field(default=10, validator=_pos_int)
+    ann_partition_rows: int = attrs.field(default=4096, validator=[
+        attrs.validators.instance_of(int), attrs.validators.ge(64)])
+    ann_retrain_growth: float = attrs.field(default=2.0, validator=attrs.validators.ge(1.1))
+    optimize_every: int = attrs.field(default=20, validator=_pos_int)
+    keep_versions_s: float = attrs.field(default=600.0, validator=attrs.validators.ge(0.0))
+    read_consistency_s: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    fts_language: str = attrs.field(default="English", validator=[
+        attrs.validators.instance_of(str), attrs.validators.min_len(1)])
+    lock_timeout_s: float = attrs.field(default=60.0, validator=attrs.validators.ge(0.0))
