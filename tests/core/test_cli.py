@@ -91,3 +91,42 @@ def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.count("Q: ") == 5
     assert "← S" in out  # source turns are shown
     assert "store:" in out
+
+
+def test_bench_scale_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "scale.json"
+    code, out, _ = run(capsys, "bench", "scale", "--nodes", "300", "--queries", "20",
+                       "--dim", "32", "--json", str(out_file))
+    assert code == 0
+    data = json.loads(out_file.read_text())
+    assert data == json.loads(out)
+    assert any("recall" in key for key in data)
+
+
+def test_bench_locomo_on_fixture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = Path(__file__).parents[1] / "bench" / "data" / "locomo_tiny.json"
+    out_file = tmp_path / "summary.json"
+    code, out, _ = run(capsys, "bench", "locomo", str(fixture), "--preset", "bm25",
+                       "--k", "5", "--json", str(out_file), "--no-progress")
+    assert code == 0 and "R@5" in out and "bm25" in out
+    summary = json.loads(out_file.read_text())
+    assert summary["schema_version"] == 1 and summary["presets"]["bm25"]["overall"]["n"] == 3
+
+
+def test_inspect_allmem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "obs.jsonl"
+    rows = [{"id": f"t{i}", "text": text, "timestamp": f"2024-02-0{i}T10:00:00+00:00",
+             "speaker": "Ana", "session": "1"}
+            for i, text in enumerate(["I love hiking in the Alps.", "My cat is called Pixel.",
+                                      "I moved to Lisbon last year."], 1)]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = tmp_path / "m.toml"
+    cfg.write_text('preset = "allmem"\n[embedder]\ntype = "hashing"\n')
+    store = str(tmp_path / "store")
+    assert run(capsys, "add", "-c", str(cfg), "--path", store, "-n", "u", str(data))[0] == 0
+    code, out, _ = run(capsys, "consolidate", "-c", str(cfg), "--path", store, "-n", "u")
+    assert code == 0 and "allmem.atc" in out
+    code, out, _ = run(capsys, "inspect", "allmem", "-c", str(cfg), "--path", store, "-n", "u")
+    assert code == 0
+    report = json.loads(out)
+    assert report  # the diagnostics of a 3-unit namespace
