@@ -219,6 +219,15 @@ def merge_tables(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[s
     return out
 
 
+def preset_table(registries: Registries, name: str) -> dict[str, Any]:
+    """The raw table of the registered preset ``name`` (a mapping or a callable's result)."""
+    value = registries["preset"].get(name).factory
+    table = value() if callable(value) else value
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"preset {name!r} is not a table: {type(table).__name__}")
+    return dict(table)
+
+
 def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
     """Turn a raw config table into a `PipelineConfig`, checking everything.
 
@@ -239,8 +248,7 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
     if preset_name is not None:
         if not isinstance(preset_name, str):
             raise ConfigError(f"expected a string, got {preset_name!r} @ $.preset")
-        preset = registries["preset"].get(preset_name)
-        base = preset.factory() if callable(preset.factory) else preset.factory
+        base = preset_table(registries, preset_name)
         table = merge_tables(base, {k: v for k, v in table.items() if k != "preset"})
 
     errors: list[str] = []

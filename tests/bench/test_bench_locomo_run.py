@@ -45,3 +45,10 @@ def test_table_lists_presets_side_by_side() -> None:
     header = table.splitlines()[0]
     assert "bm25" in header and "dense" in header
     assert "R@5" in table and "query_ms p50" in table
+
+
+def test_presets_given_as_callables_work() -> None:
+    """A preset may be registered as a zero-argument callable returning its table."""
+    summary, _ = run_locomo(DATA, ["allmem"], ks=(5,), config_overrides=FAST,
+                            show_progress=False)
+    assert summary["presets"]["allmem"]["overall"]["n"] == 3

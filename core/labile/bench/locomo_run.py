@@ -67,12 +67,11 @@ def observations_of(conv: Conversation) -> list[list[Observation]]:
 
 def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> None:
     """Point a path-based store at ``store_dir/<preset>`` (a temp dir by default)."""
-    from labile.config import merge_tables
+    from labile.config import merge_tables, preset_table
     from labile.memory import build_registries
 
     registries = build_registries()
-    preset_table = registries["preset"].get(preset).factory
-    merged = merge_tables(preset_table, table)
+    merged = merge_tables(preset_table(registries, preset), table)
     store = merged.get("store", {})
     component = registries["store"].get(store.get("type", ""))
     if "path" in {f.name for f in attrs.fields(component.config)}:
