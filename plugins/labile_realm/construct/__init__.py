@@ -1,0 +1,1 @@
+"""REALM construction (Algorithm 1): units, neighbourhoods, node and edge decisions."""

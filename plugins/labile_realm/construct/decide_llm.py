@@ -1,0 +1,104 @@
+"""LLM node operation and edge decisions (Algorithm 1, steps 3–4).
+
+Candidates are numbered for the prompt; the reply is validated against the
+schema and then against the prompt: every number must be one the prompt
+showed, ``modify``/``skip`` must name a target, predicates must be REALM
+predicates, ``modify``/``delete`` must refer to an edge that exists. Any
+violation raises `LLMOutputError` and the whole reply is dropped (the
+extractor counts and logs it): a decision is never half-applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from labile.errors import LLMOutputError
+from labile.model import Edge, Node
+from labile.protocols import LLMClient
+from labile_realm import prompts
+from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
+from labile_realm.construct.neighbourhood import Candidate
+from labile_realm.construct.units import ConversationState, Unit
+from labile_realm.ids import IdMap
+from labile_realm.schema import SHORT_BY_KIND, predicate_name
+
+
+def unit_text(unit: Unit) -> str:
+    """A unit as prompt text: kind, name, time and description."""
+    kind = SHORT_BY_KIND.get(unit.kind, unit.kind)
+    when = f", {unit.time_start.date().isoformat()}" if unit.time_start is not None else ""
+    return f"{kind}{when}: {unit.name} — {unit.description}"
+
+
+class LLMDecider:
+    """Node and edge decisions by the LLM.
+
+    Args:
+        llm: The client.
+    """
+
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+
+    def decide_node(
+        self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
+    ) -> NodeDecision:
+        """Add, modify or skip ``unit`` (raises `LLMOutputError` on an invalid reply)."""
+        del state
+        ids = IdMap(c.node.id for c in candidates)
+        prompt = prompts.node_decision_prompt(
+            unit_text(unit),
+            [(ids.short(c.node.id), c.node, c.source, c.similarity) for c in candidates],
+        )
+        reply = self.llm.complete_json(prompt, prompts.NODE_SCHEMA,
+                                       operation="realm.node_decision", system=prompts.SYSTEM)
+        op = reply["operation"]
+        target = None
+        if op in ("modify", "skip"):
+            if reply.get("target") is None:
+                raise LLMOutputError(f"operation {op!r} needs a target candidate")
+            target = ids.real(reply["target"])
+        related = tuple(dict.fromkeys(ids.real(i) for i in reply["related"]))
+        keywords = reply.get("keywords")
+        return NodeDecision(
+            op=op, target=target, related=related,
+            description=(reply.get("description") or None),
+            keywords=tuple(str(k) for k in keywords) if keywords else None,
+            reason=str(reply.get("reason", ""))[:200],
+        )
+
+    def decide_edges(
+        self, node: Node, candidates: Sequence[Candidate], existing: Sequence[Edge]
+    ) -> list[EdgeOp]:
+        """Edge operations between ``node`` and ``candidates`` (raises on an invalid reply)."""
+        cands = [c for c in candidates if c.node.id != node.id]
+        if not cands:
+            return []
+        ids = IdMap(c.node.id for c in cands)
+        shown = []
+        for e in existing:
+            other = e.dst if e.src == node.id else e.src
+            if other in ids:
+                direction = "from the target" if e.src == node.id else "to the target"
+                shown.append((ids.short(other), e, direction))
+        prompt = prompts.edge_decision_prompt(
+            node, [(ids.short(c.node.id), c.node) for c in cands], shown
+        )
+        reply = self.llm.complete_json(prompt, prompts.EDGE_SCHEMA,
+                                       operation="realm.edge_decision", system=prompts.SYSTEM)
+        present = {(e.src, e.predicate, e.dst) for e in existing}
+        ops: list[EdgeOp] = []
+        for item in reply["edges"]:
+            other = ids.real(item["candidate"])
+            pred = predicate_name(str(item["predicate"]))
+            if pred is None:
+                raise LLMOutputError(f"unknown predicate {item['predicate']!r}")
+            src, dst = (node.id, other) if item["direction"] == "from_target" else (other, node.id)
+            action = item["operation"]
+            if action in ("modify", "delete") and (src, pred, dst) not in present:
+                raise LLMOutputError(f"{action} refers to an edge that does not exist")
+            ops.append(EdgeOp(
+                action=action, src=src, dst=dst, predicate=pred,
+                description=str(item.get("description", "")), weight=float(item["weight"]),
+            ))
+        return ops

@@ -1,0 +1,324 @@
+"""Offline node and edge decisions (Algorithm 1, steps 3–4) and the structural edges.
+
+Node decision: merge near-duplicates of the same kind (entities by normalised
+name and aliases first, then embedding similarity plus a shared name word;
+facts by subject + attribute + value, then very high similarity about the same
+subject), skip exact duplicates (the same text from the same turns, e.g. a
+replayed import), otherwise add. When in doubt the rule is *add*: a wrong
+merge loses information, a redundant node costs little.
+
+Edge decision: ``correlates`` between similar event/fact nodes of different
+sessions, above a similarity threshold and under a degree cap.
+
+Structural edges (written in both the offline and the LLM mode, because they
+are bookkeeping rather than judgement): the session episode ``comprises`` each
+event, consecutive events are linked by ``precedes``, an entity
+``contextualizes`` the events and facts that mention it, the turn's event
+``verifies`` the facts drawn from it, and a newer fact about the same subject
+and single-valued attribute ``supersedes`` the older one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import attrs
+
+from labile.model import Node
+from labile.text.entities import normalize_name
+from labile.text.tokenize import content_words
+from labile_realm.construct.facts import single_valued
+from labile_realm.construct.neighbourhood import Candidate
+from labile_realm.construct.units import ConversationState, Unit
+from labile_realm.schema import (
+    COMPRISES,
+    CONTEXTUALIZES,
+    CORRELATES,
+    ENTITY,
+    EVENT,
+    FACT,
+    PRECEDES,
+    SUPERSEDES,
+    VERIFIES,
+)
+
+NodeOp = Literal["add", "modify", "skip"]
+EdgeAction = Literal["add", "modify", "delete", "no_change"]
+
+
+@attrs.frozen(kw_only=True)
+class NodeDecision:
+    """The outcome of the node operation decision for one unit.
+
+    Attributes:
+        op: ``add`` a new node, ``modify`` (merge into) ``target``, or ``skip``.
+        target: The existing node merged into or already covering the unit.
+        related: Neighbour ids the edge decision should consider.
+        description: A refined description (LLM mode), else ``None``.
+        keywords: Refined keywords (LLM mode), else ``None``.
+        reason: Why, in a few words (logged).
+    """
+
+    op: NodeOp
+    target: str | None = None
+    related: tuple[str, ...] = ()
+    description: str | None = None
+    keywords: tuple[str, ...] | None = None
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class EdgeOp:
+    """One edge operation between the new node and a neighbour.
+
+    ``delete`` retires an edge (weight 0, ``attrs["retired"] = True``): the
+    store contract has no edge deletion, and retired edges are never
+    traversed.
+    """
+
+    action: EdgeAction
+    src: str
+    dst: str
+    predicate: str
+    description: str = ""
+    weight: float = 0.5
+
+
+@attrs.frozen(kw_only=True)
+class OfflineDecisionConfig:
+    """Thresholds of the offline decisions.
+
+    Attributes:
+        entity_merge_similarity: Cosine above which two entities sharing a name
+            word are the same entity.
+        fact_merge_similarity: Cosine above which two facts about the same
+            subject are the same fact.
+        correlate_similarity: Cosine above which two event/fact nodes of
+            different sessions get a ``correlates`` edge.
+        max_correlates: Degree cap of ``correlates`` per node.
+        related_similarity: Cosine above which a neighbour is passed on as related.
+    """
+
+    entity_merge_similarity: float = 0.9
+    fact_merge_similarity: float = 0.95
+    correlate_similarity: float = 0.6
+    max_correlates: int = 4
+    related_similarity: float = 0.45
+
+
+def _norm_text(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _name_words(name: str) -> set[str]:
+    return set(content_words(name))
+
+
+class OfflineNodeDecider:
+    """Rule-based add / modify / skip (see the module docstring)."""
+
+    def __init__(self, config: OfflineDecisionConfig | None = None) -> None:
+        self.config = config or OfflineDecisionConfig()
+
+    def decide(
+        self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
+    ) -> NodeDecision:
+        """Decide what to do with ``unit`` given its neighbourhood.
+
+        Args:
+            unit: The candidate unit.
+            candidates: Its neighbourhood (similar ∪ recent).
+            state: The namespace's conversation state (entity index, fact slots).
+
+        Returns:
+            The decision; ``add`` whenever no merge rule is sure.
+        """
+        cfg = self.config
+        related = tuple(
+            c.node.id for c in candidates
+            if c.similarity >= cfg.related_similarity or c.source != "similarity"
+        )
+        same_kind = [c for c in candidates if c.node.kind == unit.kind]
+        for c in same_kind:
+            if _norm_text(c.node.content) == _norm_text(unit.content) and set(unit.sources) <= set(
+                c.node.sources
+            ):
+                return NodeDecision(op="skip", target=c.node.id, related=related,
+                                    reason="identical content from the same turns")
+        if unit.kind == ENTITY:
+            names = [unit.name, *unit.attrs.get("aliases", ())]
+            for name in names:
+                target = state.entity_index.get(normalize_name(name))
+                if target is not None:
+                    known = next((c.node for c in candidates if c.node.id == target), None)
+                    if known is not None and set(unit.sources) <= set(known.sources):
+                        return NodeDecision(op="skip", target=target, related=related,
+                                            reason="entity already recorded for these turns")
+                    return NodeDecision(op="modify", target=target, related=related,
+                                        reason="same normalised name or alias")
+            nickname = _speaker_nickname(unit, state)
+            if nickname is not None:
+                return NodeDecision(op="modify", target=nickname, related=related,
+                                    reason="short form of a speaker's name")
+            words = _name_words(unit.name)
+            for c in same_kind:
+                if c.similarity >= cfg.entity_merge_similarity and words & _name_words(
+                    str(c.node.attrs.get("name", c.node.content))
+                ):
+                    return NodeDecision(op="modify", target=c.node.id, related=related,
+                                        reason="similar entity sharing a name word")
+            return NodeDecision(op="add", related=related, reason="new entity")
+        if unit.kind == FACT:
+            subject = unit.attrs.get("subject")
+            attribute = unit.attrs.get("attribute")
+            value = _norm_text(str(unit.attrs.get("value", "")))
+            for c in same_kind:
+                a = c.node.attrs
+                if a.get("subject") != subject:
+                    continue
+                if a.get("attribute") == attribute and _norm_text(str(a.get("value", ""))) == value:
+                    return NodeDecision(op="modify", target=c.node.id, related=related,
+                                        reason="same subject, attribute and value")
+                if c.similarity >= cfg.fact_merge_similarity:
+                    return NodeDecision(op="modify", target=c.node.id, related=related,
+                                        reason="near-identical fact about the same subject")
+            return NodeDecision(op="add", related=related, reason="new fact")
+        return NodeDecision(op="add", related=related, reason=f"new {unit.kind}")
+
+
+def _speaker_nickname(unit: Unit, state: ConversationState) -> str | None:
+    """A one-word person mention that starts a speaker's first name ("Mel" for Melanie)."""
+    if unit.attrs.get("category") != "person":
+        return None
+    key = normalize_name(unit.name)
+    if len(key) < 3 or " " in key:
+        return None
+    matches = [
+        norm for norm in state.speakers
+        if norm != key and norm.split(" ")[0].startswith(key)
+    ]
+    if len(matches) != 1:
+        return None
+    return state.entity_index.get(matches[0])
+
+
+class OfflineEdgeDecider:
+    """``correlates`` edges to similar nodes of other sessions, degree-capped."""
+
+    def __init__(self, config: OfflineDecisionConfig | None = None) -> None:
+        self.config = config or OfflineDecisionConfig()
+
+    def decide(
+        self,
+        node: Node,
+        candidates: Sequence[Candidate],
+        degree: dict[str, int],
+    ) -> list[EdgeOp]:
+        """Edges from ``node`` to its neighbours.
+
+        Args:
+            node: The node just added or merged into.
+            candidates: Its neighbourhood.
+            degree: Current ``correlates`` degree per node id (updated in place).
+
+        Returns:
+            The ``add`` operations.
+        """
+        cfg = self.config
+        if node.kind not in (EVENT, FACT):
+            return []
+        session = node.attrs.get("session")
+        ops: list[EdgeOp] = []
+        for c in candidates:
+            other = c.node
+            if other.id == node.id or other.kind not in (EVENT, FACT):
+                continue
+            if c.similarity < cfg.correlate_similarity or other.attrs.get("session") == session:
+                continue
+            if degree.get(node.id, 0) >= cfg.max_correlates:
+                break
+            if degree.get(other.id, 0) >= cfg.max_correlates:
+                continue
+            degree[node.id] = degree.get(node.id, 0) + 1
+            degree[other.id] = degree.get(other.id, 0) + 1
+            ops.append(EdgeOp(
+                action="add", src=node.id, dst=other.id, predicate=CORRELATES,
+                description=f"related: {_label(node)} / {_label(other)}",
+                weight=round(min(1.0, max(0.0, c.similarity)), 4),
+            ))
+        return ops
+
+
+def _label(node: Node) -> str:
+    name = str(node.attrs.get("name") or node.attrs.get("statement") or node.content)
+    return " ".join(name.split()[:12])
+
+
+def structural_edges(
+    node: Node,
+    *,
+    episode_id: str | None,
+    previous_event: Node | None,
+    event_node: Node | None,
+    entity_nodes: Sequence[Node],
+    superseded: Node | None,
+) -> list[EdgeOp]:
+    """The bookkeeping edges of one written unit (see the module docstring).
+
+    Args:
+        node: The node the unit became (added or merged into).
+        episode_id: The session episode of the unit's turn.
+        previous_event: The previous event of the same session (for ``precedes``).
+        event_node: The event of the same turn (for facts: ``verifies``).
+        entity_nodes: Entities mentioned in the turn (``contextualizes``).
+        superseded: An older fact this one replaces.
+
+    Returns:
+        The ``add`` operations.
+    """
+    ops: list[EdgeOp] = []
+    label = _label(node)
+    if node.kind == EVENT:
+        if episode_id is not None:
+            ops.append(EdgeOp(action="add", src=episode_id, dst=node.id, predicate=COMPRISES,
+                              description=f"the session includes: {label}", weight=1.0))
+        if previous_event is not None and previous_event.id != node.id:
+            ops.append(EdgeOp(
+                action="add", src=previous_event.id, dst=node.id, predicate=PRECEDES,
+                description=f"{_who(previous_event)}: {_label(previous_event)}, then "
+                            f"{_who(node)}: {label}",
+                weight=0.8,
+            ))
+    if node.kind in (EVENT, FACT):
+        for ent in entity_nodes:
+            ops.append(EdgeOp(
+                action="add", src=ent.id, dst=node.id, predicate=CONTEXTUALIZES,
+                description=f"{ent.attrs.get('name', ent.content)} is involved in: {label}",
+                weight=0.6,
+            ))
+    if node.kind == FACT and event_node is not None:
+        ops.append(EdgeOp(
+            action="add", src=event_node.id, dst=node.id, predicate=VERIFIES,
+            description=f"what {_who(event_node)} said supports: {label}", weight=0.9,
+        ))
+    if node.kind == FACT and superseded is not None and superseded.id != node.id:
+        ops.append(EdgeOp(
+            action="add", src=node.id, dst=superseded.id, predicate=SUPERSEDES,
+            description=f"newer: {label}; older: {_label(superseded)}", weight=0.9,
+        ))
+    return ops
+
+
+def supersession_slot(unit: Unit) -> tuple[str, str] | None:
+    """The (subject, attribute) slot a fact fills when its attribute is single-valued."""
+    if unit.kind != FACT:
+        return None
+    subject, attribute = unit.attrs.get("subject"), unit.attrs.get("attribute")
+    if not subject or not attribute or not single_valued(str(attribute)):
+        return None
+    return str(subject), str(attribute)
+
+
+def _who(node: Node) -> str:
+    return str(node.attrs.get("speaker") or node.attrs.get("subject") or "someone")

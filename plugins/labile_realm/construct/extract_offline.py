@@ -1,0 +1,349 @@
+"""Offline unit extraction: events, facts and entities from one turn, with context.
+
+This is the no-LLM counterpart of the paper's unit-construction step. Like
+that step, it is conditioned on the recent context: a reply is described
+together with the question it answers and the person it addresses, because a
+short answer ("Yes, last Saturday!") is meaningless on its own and retrieval
+matches descriptions, not just raw text.
+
+Per observation it proposes:
+
+* one **event** per informative turn (a turn made only of greetings, thanks
+  and other small talk gives no event). Its time span runs from the first
+  resolved time expression ("yesterday", "last Saturday", "in 2022" …; the
+  raw phrase is kept in ``attrs["time_text"]``) to the moment the turn was
+  said, or is that moment alone;
+* a **fact** for each stable first-person statement (preferences, identity,
+  possessions, relationships, work, home), about the speaker;
+* an **entity** for the speaker and for each named thing mentioned (people,
+  places, organisations, titles).
+
+Every unit's ``sources`` is the observation id. Session episodes and the
+running summary are maintained by the extractor (`labile_realm.construct.extractor`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime, timedelta
+
+import attrs
+
+from labile.model import Observation
+from labile.text.entities import Entity, is_filler, named_entities, normalize_name
+from labile.text.keywords import keyphrases
+from labile.text.sentences import split_sentences
+from labile.text.timeparse import TimeMention, resolve_time_expressions
+from labile_realm.construct.facts import spot_facts
+from labile_realm.construct.units import ConversationState, Unit
+from labile_realm.ids import stable_id
+from labile_realm.schema import ENTITY, EVENT, FACT
+
+_ONE_MICRO = timedelta(microseconds=1)
+_WS = re.compile(r"\s+")
+#: Granularities precise enough to date an event ("in 2022" is kept as a phrase
+#: and a span too; vague words are never resolved by the toolkit).
+_EVENT_GRANULARITIES = frozenset({"day", "weekend", "week", "month", "year", "range"})
+
+
+@attrs.frozen(kw_only=True)
+class OfflineExtractionConfig:
+    """Knobs of the offline unit extractor.
+
+    Attributes:
+        facts: Propose fact units for stable first-person statements.
+        entities: Propose entity units for speakers and named things.
+        max_facts: At most this many facts per turn.
+        max_keywords: Keyphrases kept per event.
+        context_chars: Longest quoted question kept in a reply's description.
+    """
+
+    facts: bool = True
+    entities: bool = True
+    max_facts: int = 3
+    max_keywords: int = 6
+    context_chars: int = 200
+
+
+@attrs.define(kw_only=True)
+class Extraction:
+    """What one observation yields.
+
+    Attributes:
+        units: The proposed units, the event (if any) first.
+        questions: The questions the turn asks (context for the next reply).
+        event_key: Key of the turn's event unit, if it has one.
+        terms: Keyphrases of the turn (they feed the session episode).
+    """
+
+    units: list[Unit] = attrs.field(factory=list)
+    questions: tuple[str, ...] = ()
+    event_key: str | None = None
+    terms: list[str] = attrs.field(factory=list)
+
+
+def date_phrase(moment: datetime) -> str:
+    """``"8 May 2023"``: the day of a moment, as text both people and BM25 read."""
+    return f"{moment.day} {moment.strftime('%B')} {moment.year}"
+
+
+def span_phrase(mention: TimeMention) -> str:
+    """A resolved time mention as text: a day, a month, a year or a range."""
+    start, end = mention.start, mention.end - _ONE_MICRO
+    if mention.granularity == "day":
+        return date_phrase(start)
+    if mention.granularity == "month":
+        return f"{start.strftime('%B')} {start.year}"
+    if mention.granularity == "year":
+        return str(start.year)
+    return f"{date_phrase(start)} to {date_phrase(end)}"
+
+
+def _clean(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = _clean(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+class OfflineUnitExtractor:
+    """Proposes units for one observation from rules, keyphrases and time parsing.
+
+    The extractor reads the conversation state (who spoke last, which
+    questions are pending) but never writes it; the orchestrator does.
+    """
+
+    def __init__(self, config: OfflineExtractionConfig | None = None) -> None:
+        self.config = config or OfflineExtractionConfig()
+
+    def extract(self, obs: Observation, state: ConversationState) -> Extraction:
+        """Propose the units of ``obs``.
+
+        Args:
+            obs: The new observation.
+            state: The namespace's conversation state (read only).
+
+        Returns:
+            The units (event first), the questions the turn asks and its terms.
+        """
+        cfg = self.config
+        text = obs.text or ""
+        caption = _caption(obs)
+        spans = split_sentences(text)
+        sentences = [text[s:e] for s, e in spans]
+        informative = [s for s in sentences if not is_filler(s)]
+        questions = tuple(_clean(s) for s in informative if s.rstrip().endswith("?"))
+        statements = [s for s in informative if not s.rstrip().endswith("?")]
+        out = Extraction(questions=questions)
+        speaker = obs.speaker
+        listener = state.listener_for(speaker)
+        asked_turn, asked = state.pending_question(speaker)
+        mentions = [
+            m for m in resolve_time_expressions(" ".join(statements), obs.timestamp)
+            if m.granularity in _EVENT_GRANULARITIES
+        ]
+        ents = named_entities(text) if cfg.entities or cfg.max_keywords else []
+        if informative or caption:
+            keywords = keyphrases(" ".join(informative) or (caption or ""), k=cfg.max_keywords)
+            out.terms = list(keywords)
+            event = self._event(obs, informative, statements, caption, listener,
+                                asked_turn.speaker if asked_turn else None, asked,
+                                mentions, keywords, ents)
+            out.units.append(event)
+            out.event_key = event.key
+        if cfg.facts and speaker:
+            out.units.extend(self._facts(obs, statements))
+        if cfg.entities:
+            out.units.extend(self._entities(obs, ents, state, sentences))
+        return out
+
+    # -- events ---------------------------------------------------------------
+    def _event(
+        self,
+        obs: Observation,
+        informative: list[str],
+        statements: list[str],
+        caption: str | None,
+        listener: str | None,
+        asker: str | None,
+        asked: tuple[str, ...],
+        mentions: list[TimeMention],
+        keywords: list[str],
+        ents: list[Entity],
+    ) -> Unit:
+        speaker = obs.speaker or "someone"
+        said = _clean(obs.text) or " ".join(_clean(s) for s in informative)
+        when = date_phrase(obs.timestamp)
+        only_questions = bool(informative) and not statements
+        verb = "asked" if only_questions else "said"
+        to = f" to {listener}" if listener else ""
+        desc = f"On {when}, {speaker} {verb}{to}: {said}" if said else \
+            f"On {when}, {speaker} shared a photo{to}"
+        if caption:
+            desc += f" [shares a photo: {_clean(caption)}]"
+        if asked:
+            question = _shorten(" ".join(asked[-2:]), self.config.context_chars)
+            desc += f" (replying to {asker or listener or 'a question'}: {question})"
+        time_start, time_end = obs.timestamp, obs.timestamp
+        attrs_: dict[str, object] = {
+            "name": keywords[0] if keywords else _shorten(said or (caption or ""), 60),
+            "participants": [p for p in (obs.speaker, listener) if p]
+            + [e.name for e in ents if e.category == "person"],
+            "speaker": obs.speaker,
+            "listener": listener,
+            "session": obs.session,
+            "said_at": obs.timestamp.isoformat(),
+            "act": "question" if only_questions else "statement",
+        }
+        if asked:
+            attrs_["answers"] = list(asked[-2:])
+        if mentions:
+            first = mentions[0]
+            # The span runs from what is talked about to when it is told: both
+            # are times a question may use to locate the event.
+            time_start = min(first.start, obs.timestamp)
+            time_end = max(first.end - _ONE_MICRO, obs.timestamp)
+            attrs_["time_text"] = first.phrase
+            attrs_["time_granularity"] = first.granularity
+            keywords = [*keywords, f"{first.phrase}: {span_phrase(first)}"]
+        content = obs.text
+        if caption:
+            content = f"{obs.text} [photo: {caption}]"
+        attrs_["description"] = desc
+        attrs_["time"] = time_start.isoformat()
+        return Unit(
+            kind=EVENT, key=f"event|{obs.id}", name=str(attrs_["name"]), content=content,
+            description=desc, keywords=tuple(keywords), time_start=time_start,
+            time_end=time_end, sources=(obs.id,), attrs=attrs_,
+        )
+
+    # -- facts ----------------------------------------------------------------
+    def _facts(self, obs: Observation, statements: list[str]) -> list[Unit]:
+        units: list[Unit] = []
+        speaker = obs.speaker or ""
+        for sentence in statements:
+            for match in spot_facts(sentence, speaker):
+                statement = _clean(match.statement)
+                kws = keyphrases(sentence, k=3)
+                units.append(Unit(
+                    kind=FACT,
+                    key=f"fact|{obs.id}|{len(units)}",
+                    name=f"{speaker}: {match.attribute}",
+                    content=statement,
+                    description=f"{statement} (stated by {speaker} on "
+                                f"{date_phrase(obs.timestamp)})",
+                    keywords=tuple(kws),
+                    sources=(obs.id,),
+                    attrs={
+                        "statement": statement, "keywords": kws, "subject": speaker,
+                        "attribute": match.attribute, "value": match.value,
+                        "stated_at": obs.timestamp.isoformat(), "session": obs.session,
+                    },
+                ))
+                if len(units) >= self.config.max_facts:
+                    return units
+        return units
+
+    # -- entities ---------------------------------------------------------------
+    def _entities(
+        self, obs: Observation, ents: list[Entity], state: ConversationState,
+        sentences: list[str],
+    ) -> list[Unit]:
+        units: dict[str, Unit] = {}
+        speaker = obs.speaker or ""
+        key = normalize_name(speaker)
+        if key and key not in state.speakers and key not in state.entity_index:
+            units[key] = Unit(
+                kind=ENTITY, key=f"entity|{key}", name=speaker, content=speaker,
+                description=f"{speaker}: a person taking part in the conversation",
+                keywords=(speaker,), sources=(obs.id,),
+                attrs={"name": speaker, "aliases": [], "category": "person",
+                       "role": "conversation participant"},
+            )
+        text = obs.text
+        for ent in ents:
+            key = normalize_name(ent.name)
+            if not key or key in units or len(key) < 2:
+                continue
+            if ent.category == "person" and _is_vocative(text, *ent.span):
+                continue
+            sentence = next((s for s in sentences if ent.name in s), text)
+            role = f"mentioned by {obs.speaker}: \"{_shorten(sentence, 160)}\"" if obs.speaker \
+                else f"mentioned: \"{_shorten(sentence, 160)}\""
+            units[key] = Unit(
+                kind=ENTITY, key=f"entity|{key}", name=ent.name, content=ent.name,
+                description=f"{ent.name} ({ent.category}), {role}",
+                keywords=(ent.name,), sources=(obs.id,),
+                attrs={"name": ent.name, "aliases": [], "category": ent.category, "role": role},
+            )
+        return list(units.values())
+
+
+_GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "bye", "congrats", "dear", "yo",
+              "wow", "oh", "aw", "aww", "sure", "yes", "yeah", "no", "ok", "okay", "sorry")
+
+
+def _is_vocative(text: str, start: int, end: int) -> bool:
+    """A name used to address someone ("Hey Mel!", "Thanks, Mel.") rather than mention them."""
+    after = text[end:].lstrip()
+    before = text[:start].rstrip()
+    closes = not after or after[0] in ",.!?;:" or not after[0].isalnum()
+    opens = not before or before[-1] in ",.!?;:" or before.casefold().endswith(_GREETINGS)
+    return closes and opens
+
+
+def _caption(obs: Observation) -> str | None:
+    value = obs.metadata.get("caption") if obs.metadata else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def unit_id(unit: Unit) -> str:
+    """The stable node id a new unit gets (from its kind and key)."""
+    prefix = {EVENT: "ev", FACT: "fa", ENTITY: "en"}.get(unit.kind, "nd")
+    return stable_id(prefix, unit.key)
+
+
+def session_key(obs: Observation) -> str:
+    """The episode an observation belongs to: its session, else its day."""
+    return obs.session if obs.session else obs.timestamp.date().isoformat()
+
+
+def update_summary(state: ConversationState, sessions: list[str], max_words: int = 200) -> str:
+    """Refresh the running summary from the sessions' keyphrase counts.
+
+    The offline summary is one line per session, newest last, naming the
+    session's most frequent topics; older lines are dropped to stay within
+    ``max_words``.
+
+    Args:
+        state: The conversation state (its ``summary`` is replaced).
+        sessions: Session keys, in the order they were seen.
+        max_words: Word budget.
+
+    Returns:
+        The new summary.
+    """
+    lines: list[str] = []
+    for key in sessions:
+        terms: Counter[str] = state.session_terms.get(key, Counter())
+        if not terms:
+            continue
+        who = " and ".join(sorted(state.speakers.values())) or "The speakers"
+        top = ", ".join(t for t, _ in terms.most_common(6))
+        lines.append(f"Session {key}: {who} talked about {top}.")
+    words: list[str] = []
+    kept: list[str] = []
+    for line in reversed(lines):
+        n = len(line.split())
+        if len(words) + n > max_words:
+            break
+        kept.insert(0, line)
+        words.extend(line.split())
+    state.summary = " ".join(kept)
+    return state.summary

@@ -1,0 +1,528 @@
+"""``realm.construct``: the Extractor that runs Algorithm 1 over a batch of observations.
+
+For each observation o_t (in order): extract candidate units with the running
+summary and the recent context; for each unit, find its neighbourhood
+(similar ∪ recent), decide add / modify / skip, then decide the edges between
+the resulting node and its neighbours. Which implementation makes each
+decision is a config string: ``units = "offline" | "llm"`` and
+``decisions = "offline" | "llm"``.
+
+Speed: every unit of an ``add`` call is embedded in one batch; nodes and
+edges are written in one upsert each at the end of the call (inside the
+memory's store batch), while nodes still pending in the batch are searched by
+brute force, so each unit costs one small vector search and no namespace
+scan. The per-namespace state (entity index, fact slots, recent nodes) is
+rebuilt once per process from the store.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import attrs
+import numpy as np
+import structlog
+from attrs.validators import ge, in_, le
+
+from labile.errors import ConfigError, LLMError
+from labile.model import AddReport, Edge, Node, NodeFilter, Observation, Origin, edge_id
+from labile.protocols import Deps, Store
+from labile_realm.construct.decide_offline import (
+    EdgeOp,
+    NodeDecision,
+    OfflineDecisionConfig,
+    OfflineEdgeDecider,
+    OfflineNodeDecider,
+    structural_edges,
+    supersession_slot,
+)
+from labile_realm.construct.extract_offline import (
+    Extraction,
+    OfflineExtractionConfig,
+    OfflineUnitExtractor,
+    date_phrase,
+    session_key,
+    unit_id,
+    update_summary,
+)
+from labile_realm.construct.neighbourhood import Candidate, Neighbourhood
+from labile_realm.construct.units import ConversationState, Unit
+from labile_realm.ids import stable_id
+from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
+
+log = structlog.get_logger(__name__)
+
+Mode = Literal["offline", "llm"]
+
+
+@attrs.frozen(kw_only=True)
+class RealmConstructConfig:
+    """Options of ``realm.construct``.
+
+    Attributes:
+        units: Who extracts candidate units: ``"offline"`` rules or the ``"llm"``.
+        decisions: Who decides node operations and edges: ``"offline"`` or ``"llm"``.
+        similar_k: Size of the similarity part of a unit's neighbourhood.
+        recent_k: Size of the recency part of a unit's neighbourhood.
+        structural_edges: Write the bookkeeping edges (episode ``comprises``
+            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``).
+        episodes: Keep one episode node per session.
+        max_entity_sources: Cap on the observation ids an entity keeps.
+        summary_words: Word budget of the running conversation summary.
+        context_turns: Recent turns shown to the LLM extractor.
+        extraction: Offline extraction options.
+        thresholds: Offline decision thresholds.
+    """
+
+    units: Mode = attrs.field(default="offline", validator=in_(("offline", "llm")))
+    decisions: Mode = attrs.field(default="offline", validator=in_(("offline", "llm")))
+    similar_k: int = attrs.field(default=6, validator=ge(0))
+    recent_k: int = attrs.field(default=6, validator=ge(0))
+    structural_edges: bool = True
+    episodes: bool = True
+    max_entity_sources: int = attrs.field(default=50, validator=ge(1))
+    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
+    context_turns: int = attrs.field(default=6, validator=ge(0))
+    extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
+    thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)
+
+
+@attrs.define
+class _Batch:
+    """Nodes and edges of one ``add`` call, written together at the end."""
+
+    nodes: dict[str, Node] = attrs.field(factory=dict)
+    edges: dict[str, Edge] = attrs.field(factory=dict)
+    counts: Counter[str] = attrs.field(factory=Counter)
+    failures: Counter[str] = attrs.field(factory=Counter)
+    reembed: set[str] = attrs.field(factory=set)
+
+
+class RealmExtractor:
+    """The REALM write path (see the module docstring).
+
+    Args:
+        config: Its options.
+        deps: The pipeline's dependencies (store, embedder, LLM).
+    """
+
+    def __init__(self, config: RealmConstructConfig, deps: Deps) -> None:
+        assert deps.store is not None, "extractors are built after the store"
+        self.config = config
+        self.deps = deps
+        self.store: Store = deps.store
+        self.neighbourhood = Neighbourhood(
+            self.store, similar_k=config.similar_k, recent_k=config.recent_k
+        )
+        self.offline_units = OfflineUnitExtractor(config.extraction)
+        self.offline_nodes = OfflineNodeDecider(config.thresholds)
+        self.offline_edges = OfflineEdgeDecider(config.thresholds)
+        self._llm_units: Any = None
+        self._llm_decider: Any = None
+        if "llm" in (config.units, config.decisions):
+            if getattr(deps.llm, "name", "none") == "none":
+                raise ConfigError(
+                    "realm.construct with units/decisions = \"llm\" needs an LLM; set "
+                    '[llm] type = "litellm" or use the offline mode'
+                )
+            from labile_realm.construct.decide_llm import LLMDecider
+            from labile_realm.construct.extract_llm import LLMUnitExtractor
+
+            self._llm_units = LLMUnitExtractor(deps.llm, context_turns=config.context_turns,
+                                               summary_words=config.summary_words)
+            self._llm_decider = LLMDecider(deps.llm)
+        self._states: dict[str, ConversationState] = {}
+        self._last_event: dict[tuple[str, str], Node] = {}
+        self._last_episode: dict[str, str] = {}
+        self._degree: dict[str, dict[str, int]] = {}
+
+    # -- state ------------------------------------------------------------------
+    def state(self, namespace: str, pending: Sequence[str] = ()) -> ConversationState:
+        """The conversation state of ``namespace`` (rebuilt from the store once).
+
+        Args:
+            namespace: The namespace.
+            pending: Ids of observations being ingested now (already in the
+                log, but not yet part of the state).
+        """
+        state = self._states.get(namespace)
+        if state is None:
+            state = ConversationState()
+            self._states[namespace] = state
+        if not state.loaded:
+            state.loaded = True
+            for node in self.store.iter_nodes(namespace, NodeFilter(kinds={ENTITY})):
+                state.index_entity(node)
+            for node in self.store.iter_nodes(namespace, NodeFilter(kinds={FACT})):
+                subject, attribute = node.attrs.get("subject"), node.attrs.get("attribute")
+                if subject and attribute:
+                    state.fact_slots[(str(subject), str(attribute))] = node.id
+            skip = set(pending)
+            recent = [o for o in self.store.iter_observations(namespace) if o.id not in skip]
+            for obs in recent[-12:]:
+                state.remember(obs, (), None)
+        return state
+
+    # -- Algorithm 1 ------------------------------------------------------------------
+    def ingest(
+        self, namespace: str, observations: Sequence[Observation], report: AddReport
+    ) -> None:
+        """Build nodes and edges for ``observations`` (see the module docstring)."""
+        state = self.state(namespace, [o.id for o in observations])
+        batch = _Batch()
+        sessions: list[str] = []
+        extracted: list[tuple[Observation, Extraction]] = []
+        for obs in observations:
+            ex = self._extract(obs, state, batch)
+            state.remember(obs, ex.questions, None)
+            key = session_key(obs)
+            if key not in sessions:
+                sessions.append(key)
+            state.session_terms.setdefault(key, Counter()).update(t.casefold() for t in ex.terms)
+            lo, hi = state.session_span.get(key, (obs.timestamp, obs.timestamp))
+            state.session_span[key] = (min(lo, obs.timestamp), max(hi, obs.timestamp))
+            extracted.append((obs, ex))
+        units = [u for _, ex in extracted for u in ex.units]
+        vectors = self._embed([u.embed_text for u in units])
+        known = {n.id for n in self.store.get_nodes(namespace, [unit_id(u) for u in units])}
+        i = 0
+        for obs, ex in extracted:
+            vecs = vectors[i : i + len(ex.units)]
+            i += len(ex.units)
+            self._integrate(namespace, obs, ex, vecs, state, batch, known)
+        if self.config.episodes:
+            self._episodes(namespace, sessions, state, batch)
+        if self.config.units == "offline":
+            update_summary(state, list(state.session_terms), self.config.summary_words)
+        stale = [batch.nodes[i] for i in sorted(batch.reembed) if i in batch.nodes]
+        for node, vec in zip(stale, self._embed([n.description for n in stale]), strict=True):
+            node.embedding = vec
+        nodes = list(batch.nodes.values())
+        edges = list(batch.edges.values())
+        if nodes:
+            self.store.upsert_nodes(namespace, nodes)
+        if edges:
+            self.store.upsert_edges(namespace, edges)
+        report.nodes_written += len(nodes)
+        report.edges_written += len(edges)
+        details = report.details.setdefault("realm", {})
+        details.update({
+            "units": len(units),
+            "ops": dict(batch.counts),
+            "llm_failures": dict(batch.failures),
+            "summary_words": len(state.summary.split()),
+        })
+        log.debug("realm_ingest", namespace=namespace, observations=len(observations),
+                  units=len(units), nodes=len(nodes), edges=len(edges), **dict(batch.counts))
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, getattr(self.deps.embedder, "dim", 1)), dtype=np.float32)
+        return np.asarray(self.deps.embedder.embed(texts), dtype=np.float32)
+
+    def _extract(self, obs: Observation, state: ConversationState, batch: _Batch) -> Extraction:
+        if self.config.units == "offline":
+            return self.offline_units.extract(obs, state)
+        try:
+            return self._llm_units.extract(obs, state)  # type: ignore[no-any-return]
+        except LLMError as exc:
+            batch.failures["extract"] += 1
+            log.warning("realm_llm_rejected", operation="extract", observation=obs.id,
+                        error=str(exc)[:300])
+            return Extraction()
+
+    def _integrate(
+        self,
+        namespace: str,
+        obs: Observation,
+        ex: Extraction,
+        vectors: np.ndarray,
+        state: ConversationState,
+        batch: _Batch,
+        known: set[str],
+    ) -> None:
+        rank = {ENTITY: 0, EPISODE: 1, EVENT: 2, FACT: 3}
+        order = sorted(range(len(ex.units)), key=lambda j: rank.get(ex.units[j].kind, 4))
+        entity_nodes: list[Node] = []
+        event_node: Node | None = None
+        skey = session_key(obs)
+        episode_id = stable_id("ep", skey) if self.config.episodes else None
+        for j in order:
+            unit, vec = ex.units[j], vectors[j]
+            node, cands, superseded = self._place(namespace, unit, vec, state, batch, known)
+            if node is None:
+                continue
+            if node.kind == ENTITY:
+                entity_nodes.append(node)
+                if self.config.decisions == "llm":
+                    llm_ops = self._semantic_edges(namespace, node, cands, batch)
+                    self._apply_edges(namespace, llm_ops, batch)
+                continue
+            ops: list[EdgeOp] = []
+            if self.config.structural_edges:
+                prev = self._last_event.get((namespace, skey)) if node.kind == EVENT else None
+                ops += structural_edges(
+                    node, episode_id=episode_id, previous_event=prev,
+                    event_node=event_node, entity_nodes=entity_nodes, superseded=superseded,
+                )
+            ops += self._semantic_edges(namespace, node, cands, batch)
+            self._apply_edges(namespace, ops, batch)
+            if node.kind == EVENT:
+                if event_node is None:
+                    event_node = node
+                self._last_event[(namespace, skey)] = node
+                turns = state.session_turns.setdefault(skey, [])
+                turns.extend(s for s in unit.sources if s not in turns)
+
+    def _place(
+        self,
+        namespace: str,
+        unit: Unit,
+        vec: np.ndarray,
+        state: ConversationState,
+        batch: _Batch,
+        known: set[str],
+    ) -> tuple[Node | None, list[Candidate], Node | None]:
+        """Node decision and execution for one unit; returns (node, neighbourhood, superseded)."""
+        nid = unit_id(unit)
+        if unit.kind != ENTITY and (nid in known or nid in batch.nodes):
+            batch.counts["replayed"] += 1
+            return None, [], None
+        kinds = frozenset({ENTITY}) if unit.kind == ENTITY else frozenset({EVENT, FACT, EPISODE})
+        cands = self.neighbourhood.find(
+            namespace, vec, kinds=kinds, recent_ids=list(state.touched), pending=batch.nodes,
+            exclude=frozenset({nid}),
+        )
+        if self.config.decisions == "llm":
+            try:
+                decision = self._llm_decider.decide_node(unit, cands, state)
+            except LLMError as exc:
+                batch.failures["node_decision"] += 1
+                log.warning("realm_llm_rejected", operation="node_decision", unit=unit.key,
+                            error=str(exc)[:300])
+                return None, [], None
+        else:
+            decision = self.offline_nodes.decide(unit, cands, state)
+        batch.counts[decision.op] += 1
+        node = self._execute(namespace, unit, vec, nid, decision, cands, batch)
+        if node is None:
+            return None, [], None
+        state.touch(node.id)
+        if node.kind == ENTITY:
+            state.index_entity(node)
+        superseded = None
+        slot = supersession_slot(unit)
+        if slot is not None:
+            old_id = state.fact_slots.get(slot)
+            if old_id is not None and old_id != node.id:
+                superseded = self._node(namespace, old_id, batch)
+            state.fact_slots[slot] = node.id
+        if self.config.decisions == "llm":
+            # the LLM links only the neighbours it named as related
+            related = set(decision.related)
+            cands = [c for c in cands if c.node.id in related and c.node.id != node.id]
+        return node, cands, superseded
+
+    def _node(self, namespace: str, node_id: str, batch: _Batch) -> Node | None:
+        if node_id in batch.nodes:
+            return batch.nodes[node_id]
+        found = self.store.get_nodes(namespace, [node_id])
+        return found[0] if found else None
+
+    def _execute(
+        self,
+        namespace: str,
+        unit: Unit,
+        vec: np.ndarray,
+        nid: str,
+        decision: NodeDecision,
+        cands: list[Candidate],
+        batch: _Batch,
+    ) -> Node | None:
+        now = self.deps.clock()
+        if decision.op == "skip":
+            return None
+        if decision.op == "add":
+            node_attrs = dict(unit.attrs)
+            node_attrs.setdefault("name", unit.name)
+            description = decision.description or unit.description
+            keywords = decision.keywords if decision.keywords is not None else unit.keywords
+            node = Node(
+                id=nid, kind=unit.kind, content=unit.content, description=description,
+                keywords=keywords, time_start=unit.time_start, time_end=unit.time_end,
+                created_at=now, updated_at=now, sources=unit.sources, embedding=vec,
+                attrs=node_attrs,
+            )
+            batch.nodes[nid] = node
+            if description != unit.embed_text:
+                batch.reembed.add(nid)
+            return node
+        assert decision.target is not None
+        target = batch.nodes.get(decision.target) or next(
+            (c.node for c in cands if c.node.id == decision.target), None
+        ) or self._node(namespace, decision.target, batch)
+        if target is None:
+            return None
+        merged = _merge(target, unit, decision, self.config.max_entity_sources, now)
+        batch.nodes[merged.id] = merged
+        if merged.description != target.description:
+            batch.reembed.add(merged.id)
+        return merged
+
+    def _semantic_edges(
+        self, namespace: str, node: Node, cands: list[Candidate], batch: _Batch
+    ) -> list[EdgeOp]:
+        if self.config.decisions == "llm":
+            if not cands:
+                return []
+            existing = self._existing_edges(namespace, node.id, [c.node.id for c in cands], batch)
+            try:
+                return self._llm_decider.decide_edges(node, cands, existing)  # type: ignore[no-any-return]
+            except LLMError as exc:
+                batch.failures["edge_decision"] += 1
+                log.warning("realm_llm_rejected", operation="edge_decision", node=node.id,
+                            error=str(exc)[:300])
+                return []
+        degree = self._degrees(namespace, [node.id, *(c.node.id for c in cands)])
+        return self.offline_edges.decide(node, cands, degree)
+
+    def _degrees(self, namespace: str, ids: list[str]) -> dict[str, int]:
+        degree = self._degree.setdefault(namespace, {})
+        missing = [i for i in ids if i not in degree]
+        if missing:
+            for i in missing:
+                degree[i] = 0
+            for e in self.store.edges_of(namespace, missing, direction="out",
+                                         predicates=[CORRELATES]):
+                degree[e.src] = degree.get(e.src, 0) + 1
+        return degree
+
+    def _existing_edges(
+        self, namespace: str, node_id: str, others: list[str], batch: _Batch
+    ) -> list[Edge]:
+        wanted = set(others)
+        found: dict[str, Edge] = {}
+        for e in self.store.edges_of(namespace, [node_id], direction="both"):
+            if (e.src in wanted or e.dst in wanted) and not e.attrs.get("retired"):
+                found[e.id] = e
+        for e in batch.edges.values():
+            if node_id in (e.src, e.dst) and (e.src in wanted or e.dst in wanted):
+                found[e.id] = e
+        return list(found.values())
+
+    def _apply_edges(self, namespace: str, ops: list[EdgeOp], batch: _Batch) -> None:
+        now = self.deps.clock()
+        for op in ops:
+            if op.action == "no_change":
+                batch.counts["edge_no_change"] += 1
+                continue
+            eid = edge_id(op.src, op.predicate, op.dst)
+            old = batch.edges.get(eid)
+            if old is None and op.action in ("modify", "delete"):
+                found = self.store.get_edges(namespace, [eid])
+                old = found[0] if found else None
+                if old is None:
+                    continue
+            if op.action == "delete":
+                assert old is not None
+                batch.edges[eid] = attrs.evolve(
+                    old, weight=0.0, updated_at=now,
+                    attrs={**old.attrs, "retired": True, "retired_at": now.isoformat()},
+                )
+                batch.counts["edge_delete"] += 1
+                continue
+            created = old.created_at if old is not None else now
+            batch.edges[eid] = Edge(
+                id=eid, src=op.src, dst=op.dst, predicate=op.predicate,
+                weight=min(1.0, max(0.0, float(op.weight))), description=op.description,
+                origin=Origin.CONSTRUCTION, created_at=created, updated_at=now,
+                attrs=dict(old.attrs) if old is not None else {},
+            )
+            batch.counts[f"edge_{op.action}"] += 1
+
+    # -- episodes -----------------------------------------------------------------
+    def _episodes(
+        self, namespace: str, sessions: list[str], state: ConversationState, batch: _Batch
+    ) -> None:
+        now = self.deps.clock()
+        touched = [s for s in sessions if state.session_turns.get(s)]
+        if not touched:
+            return
+        ids = [stable_id("ep", s) for s in touched]
+        existing = {n.id: n for n in self.store.get_nodes(namespace, ids)}
+        texts: list[str] = []
+        nodes: list[Node] = []
+        for key, nid in zip(touched, ids, strict=True):
+            lo, hi = state.session_span[key]
+            terms = [t for t, _ in state.session_terms.get(key, Counter()).most_common(8)]
+            who = " and ".join(sorted(state.speakers.values())) or "the speakers"
+            desc = (f"Conversation session {key} between {who} on {date_phrase(lo)}; "
+                    f"topics: {', '.join(terms)}")
+            old = existing.get(nid) or batch.nodes.get(nid)
+            sources = list(old.sources) if old is not None else []
+            sources.extend(s for s in state.session_turns[key] if s not in sources)
+            node = Node(
+                id=nid, kind=EPISODE, content=old.content if old else f"session {key}",
+                description=desc, keywords=tuple(terms[:3]),
+                time_start=min(lo, old.time_start) if old and old.time_start else lo,
+                time_end=max(hi, old.time_end) if old and old.time_end else hi,
+                created_at=old.created_at if old else now, updated_at=now,
+                sources=tuple(sources),
+                attrs={"name": f"session {key}", "description": desc, "keywords": terms[:3],
+                       "time_range": [lo.isoformat(), hi.isoformat()], "session": key},
+            )
+            nodes.append(node)
+            texts.append(desc)
+        vecs = self._embed(texts)
+        for node, vec in zip(nodes, vecs, strict=True):
+            node.embedding = vec
+            batch.nodes[node.id] = node
+            batch.counts["episode"] += 1
+        # Consecutive sessions: the earlier episode precedes the later one.
+        for key, nid in zip(touched, ids, strict=True):
+            prev = self._last_episode.get(namespace)
+            self._last_episode[namespace] = nid
+            if prev is None or prev == nid:
+                continue
+            if prev in batch.nodes or self.store.get_nodes(namespace, [prev]):
+                self._apply_edges(namespace, [EdgeOp(
+                    action="add", src=prev, dst=nid, predicate=PRECEDES,
+                    description=f"the conversation continues in session {key}", weight=0.8,
+                )], batch)
+
+
+def _merge(
+    target: Node, unit: Unit, decision: NodeDecision, max_sources: int, now: Any
+) -> Node:
+    """Merge ``unit`` into ``target`` without touching its content (evidence)."""
+    sources = list(target.sources)
+    sources.extend(s for s in unit.sources if s not in sources)
+    if target.kind == ENTITY:
+        sources = sources[:max_sources]
+    keywords = list(target.keywords)
+    for k in (decision.keywords or unit.keywords):
+        if k.casefold() not in {x.casefold() for x in keywords}:
+            keywords.append(k)
+    node_attrs = dict(target.attrs)
+    if target.kind == ENTITY:
+        aliases = list(node_attrs.get("aliases", []))
+        name = str(node_attrs.get("name", target.content))
+        for alias in (unit.name, *unit.attrs.get("aliases", ())):
+            if alias and alias != name and alias not in aliases:
+                aliases.append(alias)
+        node_attrs["aliases"] = aliases
+    node_attrs["merged"] = int(node_attrs.get("merged", 0)) + 1
+    return attrs.evolve(
+        target, description=decision.description or target.description,
+        keywords=tuple(keywords[:12]), sources=tuple(sources), updated_at=now, attrs=node_attrs,
+    )
+
+
+def build(config: RealmConstructConfig, deps: Deps) -> RealmExtractor:
+    """Factory of ``realm.construct``."""
+    return RealmExtractor(config, deps)
+
+
+__all__ = ["RealmConstructConfig", "RealmExtractor", "build"]

@@ -1,0 +1,146 @@
+"""Candidate memory units and the per-namespace conversation state.
+
+A `Unit` is what an extractor proposes before the node decision: a typed,
+described piece of one or more observations. `ConversationState` is what
+Algorithm 1 conditions on besides the graph: the running summary (s_t), the
+recent turns (c_t), the recently touched nodes (N_recent) and small indexes
+that keep construction away from whole-namespace scans.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from labile.model import Node, Observation
+from labile.text.entities import normalize_name
+
+
+@attrs.define(kw_only=True)
+class Unit:
+    """A candidate memory unit (one node to add, merge or skip).
+
+    Attributes:
+        kind: The registered node kind (``realm.event`` …).
+        key: Identifies the unit within its namespace (its stable id is derived
+            from it), e.g. ``"event|D1:3"``.
+        name: A short name (entity name, event name, fact keyphrase).
+        content: Raw evidence (verbatim text); becomes the node's immutable content.
+        description: The regenerable description, with its context spelled out.
+        keywords: Keyphrases and names.
+        time_start: Start of the unit's time span, if any.
+        time_end: Inclusive end of the span, if any.
+        sources: Observation ids the unit comes from.
+        attrs: Kind-specific fields (``aliases``, ``participants``, ``subject``…).
+    """
+
+    kind: str
+    key: str
+    name: str
+    content: str
+    description: str
+    keywords: tuple[str, ...] = ()
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    sources: tuple[str, ...] = ()
+    attrs: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def embed_text(self) -> str:
+        """The text the unit (and its node) is embedded from: its description.
+
+        Keywords are left to lexical search: measured on LoCoMo, appending them
+        to the embedded text made the dense signal worse.
+        """
+        return self.description
+
+
+@attrs.define(kw_only=True)
+class Turn:
+    """One recent observation, as the extractors see it."""
+
+    id: str
+    speaker: str | None
+    text: str
+    timestamp: datetime
+    session: str | None
+    questions: tuple[str, ...] = ()
+    event_id: str | None = None
+
+
+@attrs.define(kw_only=True)
+class ConversationState:
+    """What construction remembers about one namespace between observations.
+
+    Attributes:
+        summary: The running conversation summary (s_t), at most ~200 words.
+        recent: The last observations (c_t), oldest first.
+        touched: Ids of recently created or changed nodes (N_recent), oldest first.
+        speakers: Speaker names seen so far (normalised name -> surface form).
+        entity_index: Normalised entity name or alias -> entity node id.
+        last_event: Session key -> id of the latest event node in it.
+        session_terms: Session key -> keyphrase counts (for the episode description).
+        session_turns: Session key -> observation ids of the session's events.
+        session_span: Session key -> (first, last) observation timestamp.
+        fact_slots: (subject, attribute) -> id of the current fact node.
+        loaded: Whether the indexes were rebuilt from the store in this process.
+    """
+
+    summary: str = ""
+    recent: deque[Turn] = attrs.field(factory=lambda: deque(maxlen=12))
+    touched: deque[str] = attrs.field(factory=lambda: deque(maxlen=24))
+    speakers: dict[str, str] = attrs.field(factory=dict)
+    entity_index: dict[str, str] = attrs.field(factory=dict)
+    last_event: dict[str, str] = attrs.field(factory=dict)
+    session_terms: dict[str, Counter[str]] = attrs.field(factory=dict)
+    session_turns: dict[str, list[str]] = attrs.field(factory=dict)
+    session_span: dict[str, tuple[datetime, datetime]] = attrs.field(factory=dict)
+    fact_slots: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    loaded: bool = False
+
+    def touch(self, node_id: str) -> None:
+        """Record ``node_id`` as the most recently touched node."""
+        if node_id in self.touched:
+            self.touched.remove(node_id)
+        self.touched.append(node_id)
+
+    def listener_for(self, speaker: str | None) -> str | None:
+        """The most recent other speaker: who ``speaker`` is most likely talking to."""
+        for turn in reversed(self.recent):
+            if turn.speaker and turn.speaker != speaker:
+                return turn.speaker
+        others = [s for s in self.speakers.values() if s != speaker]
+        return others[0] if len(others) == 1 else None
+
+    def pending_question(self, speaker: str | None) -> tuple[Turn | None, tuple[str, ...]]:
+        """The questions another speaker asked in the turns just before ``speaker`` replies.
+
+        Only the other speaker's turns since ``speaker`` last spoke count: a
+        question already answered is not context for the next reply.
+        """
+        for turn in reversed(self.recent):
+            if turn.speaker == speaker:
+                return None, ()
+            if turn.questions:
+                return turn, turn.questions
+        return None, ()
+
+    def index_entity(self, node: Node) -> None:
+        """Index an entity node by its normalised name and aliases."""
+        names = [node.attrs.get("name", ""), *node.attrs.get("aliases", ())]
+        for name in names:
+            key = normalize_name(str(name))
+            if key:
+                self.entity_index.setdefault(key, node.id)
+
+    def remember(self, obs: Observation, questions: tuple[str, ...], event_id: str | None) -> None:
+        """Append ``obs`` to the recent context."""
+        self.recent.append(
+            Turn(id=obs.id, speaker=obs.speaker, text=obs.text, timestamp=obs.timestamp,
+                 session=obs.session, questions=questions, event_id=event_id)
+        )
+        if obs.speaker:
+            self.speakers.setdefault(normalize_name(obs.speaker), obs.speaker)

@@ -1,0 +1,66 @@
+"""The ``realm`` (offline, the default) and ``realm-llm`` presets, shaped like config files.
+
+Two ablations of ``realm`` are registered as well, so a benchmark run can
+compare them side by side: ``realm-no-expand`` and ``realm-no-recon``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def realm() -> dict[str, Any]:
+    """REALM with every decision made offline (rules, embeddings, lexical signals)."""
+    return {
+        "store": {"type": "lancedb"},
+        "embedder": {"type": "minilm"},
+        "llm": {"type": "none"},
+        "extractor": {"type": "realm.construct", "units": "offline", "decisions": "offline"},
+        "retrieval": {
+            "seed": [{"type": "realm.hybrid_match", "planner": "offline"}],
+            "expand": [{"type": "realm.subgraph_beam", "controller": "offline",
+                        "policy": "offline"}],
+            "filter": [{"type": "realm.aggregate"}],
+        },
+        "reconsolidate": [{"type": "realm.reconsolidate", "decider": "offline"}],
+    }
+
+
+def realm_llm() -> dict[str, Any]:
+    """REALM with every agentic decision made by the LLM (litellm), as in the paper."""
+    return {
+        "store": {"type": "lancedb"},
+        "embedder": {"type": "minilm"},
+        "llm": {"type": "litellm"},
+        "extractor": {"type": "realm.construct", "units": "llm", "decisions": "llm"},
+        "retrieval": {
+            "seed": [{"type": "realm.hybrid_match", "planner": "llm", "mode": "plan"}],
+            "expand": [{"type": "realm.subgraph_beam", "controller": "llm", "policy": "llm"}],
+            "filter": [{"type": "realm.aggregate"}],
+        },
+        "reconsolidate": [{"type": "realm.reconsolidate", "decider": "llm"}],
+    }
+
+
+def realm_no_expand() -> dict[str, Any]:
+    """Ablation: ``realm`` without graph expansion (seeding + aggregation only)."""
+    table = realm()
+    table["retrieval"]["expand"] = []
+    return table
+
+
+def realm_no_recon() -> dict[str, Any]:
+    """Ablation: ``realm`` without reconsolidation."""
+    table = realm()
+    table["reconsolidate"] = []
+    return table
+
+
+#: name -> (summary, table). Tables, not callables, so tools that merge a
+#: preset table directly (the benchmark runner) can use them.
+PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "realm": ("REALM cognitive graph, offline decisions (no LLM): the default", realm()),
+    "realm-llm": ("REALM cognitive graph with LLM decisions (litellm)", realm_llm()),
+    "realm-no-expand": ("ablation: realm without graph expansion", realm_no_expand()),
+    "realm-no-recon": ("ablation: realm without reconsolidation", realm_no_recon()),
+}

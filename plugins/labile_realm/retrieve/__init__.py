@@ -1,0 +1,1 @@
+"""REALM retrieval (Algorithm 2): planning, seeding, expansion, aggregation."""

@@ -1,0 +1,116 @@
+"""Filter ``realm.aggregate``: evidence aggregation (eq. 9) and the activated subgraph.
+
+Every hit gets ``Score(v) = α·s_acc(v) + (1 − α)·sim(v, q)`` with α = 0.8,
+where s_acc is the access score of an expanded node (eq. 8) and, for a seed,
+its seed score; sim is the cosine of the node and query embeddings. The
+top-K (K = 10, or the query's k if larger) form the evidence; the subgraph
+they induce (every edge between two of them) is the activated subgraph G_q,
+stored in ``state["realm.activated"]`` for reconsolidation.
+
+Two ranking rules keep the evidence list useful to a reader who expands
+nodes into their source turns (SPEC §5): kinds outside ``evidence_kinds``
+(by default entities and episodes, whose sources span many turns) are ranked
+after the evidence kinds; and a hit whose sources are all already covered by
+better hits is moved behind the hits that add new sources
+(``demote_covered``). Neither rule drops a hit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+from attrs.validators import ge, le
+
+from labile.model import Hit, Query, Subgraph
+from labile.protocols import Deps, Store
+from labile_realm.retrieve.plan import STATE_ACTIVATED
+from labile_realm.retrieve.score import aggregate_score
+from labile_realm.schema import kind_name
+
+
+@attrs.frozen(kw_only=True)
+class AggregateConfig:
+    """Options of ``realm.aggregate``.
+
+    Attributes:
+        alpha: α of eq. 9.
+        top_k: K, the size of the evidence set (the query's k if larger).
+        evidence_kinds: Kinds ranked first (short or full names).
+        demote_covered: Move hits that add no new source behind those that do.
+    """
+
+    alpha: float = attrs.field(default=0.8, validator=[ge(0.0), le(1.0)])
+    top_k: int = attrs.field(default=10, validator=ge(1))
+    evidence_kinds: tuple[str, ...] = ("event", "fact")
+    demote_covered: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        bad = [t for t in self.evidence_kinds if kind_name(t) is None]
+        if bad:
+            raise ValueError(f"unknown evidence kind(s) {bad!r}")
+
+
+class Aggregate:
+    """The ``realm.aggregate`` filter (see the module docstring)."""
+
+    def __init__(self, config: AggregateConfig, deps: Deps) -> None:
+        assert deps.store is not None, "filters are built after the store"
+        self.config = config
+        self.store: Store = deps.store
+        self.kinds = frozenset(str(kind_name(k)) for k in config.evidence_kinds)
+
+    def filter(self, query: Query, hits: list[Hit], state: dict[str, Any]) -> list[Hit]:
+        """Re-score with eq. 9, rank, keep the top-K, record G_q."""
+        q = np.asarray(query.vector, dtype=np.float32) if query.vector is not None else None
+        scored: list[Hit] = []
+        for h in hits:
+            s_acc = h.scores.get("access", h.scores.get("seed", h.score)) \
+                if h.via.stage == "expand" else h.scores.get("seed", h.score)
+            sim = _cos(q, h.node.embedding)
+            score = aggregate_score(s_acc, sim, self.config.alpha)
+            scored.append(attrs.evolve(h, score=score,
+                                       scores={**h.scores, "similarity": sim, "aggregate": score}))
+        scored.sort(key=lambda h: (-h.score, h.node.id))
+        evidence = [h for h in scored if h.node.kind in self.kinds]
+        context = [h for h in scored if h.node.kind not in self.kinds]
+        if self.config.demote_covered:
+            evidence = _demote_covered(evidence)
+        scored = evidence + context
+        k = max(self.config.top_k, query.k)
+        top = scored[:k]
+        ids = [h.node.id for h in top]
+        id_set = set(ids)
+        edges = tuple(
+            e for e in self.store.edges_of(query.namespace, ids, direction="out")
+            if e.dst in id_set
+        )
+        state[STATE_ACTIVATED] = Subgraph(node_ids=tuple(ids), edges=edges)
+        return top
+
+
+def _demote_covered(hits: list[Hit]) -> list[Hit]:
+    covered: set[str] = set()
+    fresh: list[Hit] = []
+    stale: list[Hit] = []
+    for h in hits:
+        sources = set(h.node.sources)
+        if sources and sources <= covered:
+            stale.append(h)
+        else:
+            fresh.append(h)
+            covered |= sources
+    return fresh + stale
+
+
+def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    if a is None or b is None:
+        return 0.0
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
+
+
+def build(config: AggregateConfig, deps: Deps) -> Aggregate:
+    """Factory of ``realm.aggregate``."""
+    return Aggregate(config, deps)

@@ -1,0 +1,515 @@
+"""Expansion atoms ``realm.subgraph_beam`` and ``realm.path_search`` (Algorithm 2, lines 6–14).
+
+Both atoms run the same loop: before each round the sufficiency controller
+decides whether the evidence is enough or which frontier nodes (≤ 5) to
+expand; the expansion planner gives each frontier node an action; the action
+is executed and the newly reached nodes join the evidence set with their
+access score (eq. 8). The registered name chooses the default mode of the
+offline planner (an LLM planner may pick either mode per node).
+
+Candidate filtering and scoring follow SPEC §3.3: a candidate is dropped
+before scoring when it is already on the current path, already in the
+evidence set (reached from another seed), excluded by the layer/predicate/
+direction filter, reached over ``contradicts`` under conflict inhibition, or
+over a retired edge; it is scored with
+``0.6·cos(e.description, reasoning) + 0.4·w_e + δ_temporal`` (clipped) and
+dropped when below ``score_threshold``.
+
+``subgraph_beam``: per hop, pool the candidates of the whole frontier, keep
+the best entry per target, admit by score until the seed's node budget is
+spent; the admitted nodes are the next frontier.
+``path_search``: extend every active path by one edge, keep the best path per
+terminal node (mean hop score − 0.03 per extra hop), keep ``path_top_k``
+paths, at most ``path_max_depth`` hops; a pruned terminal never comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import attrs
+import numpy as np
+import structlog
+from attrs.validators import ge, in_, le
+
+from labile.errors import ConfigError
+from labile.model import Edge, Hit, Node, Query, Reach
+from labile.protocols import Deps, Store
+from labile_realm.retrieve.plan import (
+    STATE_EXPANSION,
+    ExpandMode,
+    ExpansionAction,
+    LayerFilter,
+    OfflinePlanner,
+    SeedPlan,
+    TemporalDecay,
+    plans_of,
+)
+from labile_realm.retrieve.score import access_score, edge_score, path_score, temporal_delta
+from labile_realm.retrieve.sufficiency import LLMController, OfflineController
+from labile_realm.schema import CONTRADICTS, PREDICATE_BY_SHORT, PREDICATES_BY_LAYER, kind_name
+
+log = structlog.get_logger(__name__)
+
+
+def parse_include(items: Sequence[str]) -> tuple[LayerFilter, ...]:
+    """Parse ``"layer[/predicate[/direction]]"`` strings into `LayerFilter` items.
+
+    Raises:
+        ValueError: an unknown layer, a predicate outside its layer, or a bad direction.
+    """
+    out = []
+    for item in items:
+        parts = [p.strip() for p in item.split("/")]
+        layer = parts[0]
+        predicate = parts[1] if len(parts) > 1 and parts[1] else None
+        direction = parts[2] if len(parts) > 2 and parts[2] else "both"
+        if layer not in PREDICATES_BY_LAYER:
+            raise ValueError(f"unknown layer {layer!r} in {item!r}")
+        if predicate is not None:
+            full = PREDICATE_BY_SHORT.get(predicate, predicate)
+            if full not in PREDICATES_BY_LAYER[layer]:
+                raise ValueError(f"predicate {predicate!r} is not in layer {layer!r}")
+            predicate = full
+        if direction not in ("forward", "backward", "both"):
+            raise ValueError(f"direction must be forward, backward or both, got {direction!r}")
+        out.append(LayerFilter(layer=layer, predicate=predicate, direction=direction))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _check_include(_inst: object, _attr: object, value: tuple[str, ...]) -> None:
+    parse_include(value)
+
+
+@attrs.frozen(kw_only=True)
+class ExpandConfig:
+    """Options of the expansion atoms.
+
+    Attributes:
+        controller: Sufficiency controller: ``"offline"`` or ``"llm"``.
+        policy: Expansion planner: ``"offline"`` or ``"llm"``.
+        max_rounds: Maximum expansion depth (rounds of the loop): LoCoMo 3, LongMemEval 5.
+        max_frontier: Frontier nodes per round (≤ 5).
+        frontier_kinds: Kinds that may be expanded.
+        evidence_k: Size of the evidence set the offline controller watches.
+        score_threshold: Default candidate threshold.
+        subgraph_max_nodes: Default beam budget per seed.
+        beam_hops: Hops one beam action may take.
+        path_max_depth: Default longest path.
+        path_top_k: Default active paths per hop.
+        hop_penalty: Path-score penalty per extra hop.
+        include: Default ``layer[/predicate[/direction]]`` filters (empty: all edges).
+        conflict_inhibit: Default for dropping ``contradicts`` edges.
+        temporal_decay: Turn the plan's time range into a decay window.
+        decay_days: Tolerance of that window, in days.
+        decay_mode: ``"soft"`` penalises out-of-window nodes, ``"hard"`` drops them.
+        missing_time_mode: ``"keep"`` (fixed penalty) or ``"drop"`` nodes without time.
+        semantic_weight: w_sem of the edge score.
+        edge_weight: w_edge of the edge score.
+        beta: β of the access score (eq. 8).
+        max_edges_per_node: Edges considered per expanded node, heaviest first.
+        activation: How a reached node's access score is formed: ``"edge"`` is
+            eq. 8 alone; ``"propagate"`` multiplies it by the activation of the
+            node it was reached from (a neighbour of a weak seed stays weak);
+            ``"accumulate"`` propagates and also lets a node already in the
+            evidence set, reached again from another node, gain activation
+            (noisy-OR with weight ``echo_weight``) instead of being ignored.
+        echo_weight: Weight of a repeated activation in ``"accumulate"`` mode.
+    """
+
+    controller: Literal["offline", "llm"] = attrs.field(default="offline",
+                                                        validator=in_(("offline", "llm")))
+    policy: Literal["offline", "llm"] = attrs.field(default="offline",
+                                                    validator=in_(("offline", "llm")))
+    max_rounds: int = attrs.field(default=3, validator=[ge(0), le(10)])
+    max_frontier: int = attrs.field(default=5, validator=[ge(1), le(5)])
+    frontier_kinds: tuple[str, ...] = ("event", "fact", "entity")
+    evidence_k: int = attrs.field(default=10, validator=ge(1))
+    score_threshold: float = attrs.field(default=0.3, validator=[ge(0.0), le(1.0)])
+    subgraph_max_nodes: int = attrs.field(default=4, validator=ge(1))
+    beam_hops: int = attrs.field(default=2, validator=[ge(1), le(10)])
+    path_max_depth: int = attrs.field(default=3, validator=[ge(1), le(10)])
+    path_top_k: int = attrs.field(default=2, validator=ge(1))
+    hop_penalty: float = attrs.field(default=0.03, validator=ge(0.0))
+    include: tuple[str, ...] = attrs.field(default=(), validator=_check_include)
+    conflict_inhibit: bool = True
+    temporal_decay: bool = True
+    decay_days: float = attrs.field(default=7.0, validator=ge(0.0))
+    decay_mode: Literal["hard", "soft"] = attrs.field(default="soft",
+                                                      validator=in_(("hard", "soft")))
+    missing_time_mode: Literal["keep", "drop"] = attrs.field(default="keep",
+                                                            validator=in_(("keep", "drop")))
+    semantic_weight: float = attrs.field(default=0.6, validator=ge(0.0))
+    edge_weight: float = attrs.field(default=0.4, validator=ge(0.0))
+    beta: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
+    max_edges_per_node: int = attrs.field(default=64, validator=ge(1))
+    activation: Literal["edge", "propagate", "accumulate"] = attrs.field(
+        default="accumulate", validator=in_(("edge", "propagate", "accumulate")))
+    echo_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
+
+    def __attrs_post_init__(self) -> None:
+        bad = [t for t in self.frontier_kinds if kind_name(t) is None]
+        if bad:
+            raise ValueError(f"unknown frontier kind(s) {bad!r}")
+
+
+@attrs.define
+class _Reached:
+    """A node reached by one action: its hit data.
+
+    ``access`` is eq. 8 for the last edge; ``activation`` is the score the hit
+    gets (eq. 8, possibly propagated from the node it was reached from).
+    """
+
+    node: Node
+    edge_score: float
+    access: float
+    path: tuple[str, ...]
+    edges: tuple[str, ...]
+    hop_scores: tuple[float, ...]
+    activation: float = 0.0
+
+
+class _Cache:
+    """Edges and nodes read during one ``expand`` call (each is read once)."""
+
+    def __init__(self, store: Store, namespace: str) -> None:
+        self.store, self.namespace = store, namespace
+        self.edges: dict[str, list[Edge]] = {}
+        self.nodes: dict[str, Node] = {}
+
+    def edges_of(self, ids: Sequence[str]) -> dict[str, list[Edge]]:
+        """Every edge touching each of ``ids`` (one store call for the unknown ones)."""
+        missing = [i for i in dict.fromkeys(ids) if i not in self.edges]
+        if missing:
+            for i in missing:
+                self.edges[i] = []
+            wanted = set(missing)
+            for e in self.store.edges_of(self.namespace, missing, direction="both"):
+                for end in {e.src, e.dst}:
+                    if end in wanted:
+                        self.edges[end].append(e)
+        return {i: self.edges[i] for i in ids}
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
+        """Nodes by id (one store call for the unknown ones)."""
+        missing = [i for i in dict.fromkeys(ids) if i not in self.nodes]
+        if missing:
+            for n in self.store.get_nodes(self.namespace, missing):
+                self.nodes[n.id] = n
+        return {i: self.nodes[i] for i in ids if i in self.nodes}
+
+
+class RealmExpander:
+    """One expansion atom (see the module docstring)."""
+
+    def __init__(self, atom: str, mode: ExpandMode, config: ExpandConfig, deps: Deps) -> None:
+        assert deps.store is not None, "expanders are built after the store"
+        wants_llm = "llm" in (config.controller, config.policy)
+        if wants_llm and getattr(deps.llm, "name", "none") == "none":
+            raise ConfigError(f"{atom} with an LLM controller/policy needs an LLM ([llm] type)")
+        self.atom, self.mode, self.config, self.deps = atom, mode, config, deps
+        self.store: Store = deps.store
+        kinds = [str(kind_name(k)) for k in config.frontier_kinds]
+        self.offline_controller = OfflineController(
+            top_k=config.evidence_k, max_frontier=config.max_frontier, frontier_kinds=kinds
+        )
+        self.controller: OfflineController | LLMController = self.offline_controller
+        if config.controller == "llm":
+            self.controller = LLMController(deps.llm, self.offline_controller)
+        self.planner = OfflinePlanner()
+        self._llm_policy: Any = None
+        if config.policy == "llm":
+            from labile_realm.retrieve.plan_llm import LLMExpansionPolicy
+
+            self._llm_policy = LLMExpansionPolicy(deps.llm)
+        self.defaults = ExpansionAction(
+            mode=mode, include=parse_include(config.include),
+            score_threshold=config.score_threshold, subgraph_max_nodes=config.subgraph_max_nodes,
+            path_max_depth=config.path_max_depth, path_top_k=config.path_top_k,
+            conflict_inhibit=config.conflict_inhibit,
+        )
+        self._desc_cache: dict[str, np.ndarray] = {}
+
+    # -- the loop -------------------------------------------------------------------
+    def expand(self, query: Query, hits: list[Hit], state: dict[str, Any]) -> list[Hit]:
+        """Grow ``hits`` round by round until the controller says enough."""
+        reached: dict[str, Hit] = {h.node.id: h for h in hits}
+        expanded: set[str] = set()
+        plans = plans_of(state)
+        plan = plans[0] if plans else SeedPlan(query=query.text)
+        info = state.setdefault(STATE_EXPANSION, {})
+        cache = _Cache(self.store, query.namespace)
+        rounds = 0
+        for round_ in range(self.config.max_rounds):
+            decision = self.controller.decide(
+                query, list(reached.values()), expanded, round_, state
+            )
+            if decision.is_enough or not decision.frontier:
+                break
+            rounds += 1
+            actions = self._actions(query, decision.frontier, plan, reached, state)
+            cache.edges_of(list(decision.frontier))
+            new: dict[str, Hit] = {}
+            echoes: dict[str, float] = {}
+            for node_id in decision.frontier:
+                expanded.add(node_id)
+                origin = reached.get(node_id)
+                if origin is None:
+                    continue
+                found = self._run_action(query, origin, actions[node_id], reached, new, echoes,
+                                         cache)
+                for r in found:
+                    hit = self._hit(r, origin, round_)
+                    old = new.get(r.node.id)
+                    if old is None or hit.score > old.score:
+                        new[r.node.id] = hit
+            self._reinforce(reached, echoes)
+            if not new and not echoes:
+                break
+            reached.update(new)
+        info["rounds"] = rounds
+        info["expanded"] = sorted(expanded)
+        return list(reached.values())
+
+    def _actions(
+        self, query: Query, frontier: Sequence[str], plan: SeedPlan,
+        reached: dict[str, Hit], state: dict[str, Any],
+    ) -> dict[str, ExpansionAction]:
+        defaults = self._with_decay(self.defaults, plan)
+        offline = {
+            i: self.planner.expansion_action(query, i, plan, defaults) for i in frontier
+        }
+        if self._llm_policy is None:
+            return offline
+        nodes = [reached[i].node for i in frontier if i in reached]
+        chosen = self._llm_policy.actions(query, nodes, defaults, state)
+        return {i: chosen.get(i, offline[i]) for i in frontier}
+
+    def _with_decay(self, action: ExpansionAction, plan: SeedPlan) -> ExpansionAction:
+        if not self.config.temporal_decay or plan.time_range is None:
+            return action
+        from datetime import timedelta
+
+        return attrs.evolve(action, temporal_decay=TemporalDecay(
+            start=plan.time_range[0], end=plan.time_range[1],
+            delta=timedelta(days=self.config.decay_days), mode=self.config.decay_mode,
+            missing_time_mode=self.config.missing_time_mode,
+        ))
+
+    def _reinforce(self, reached: dict[str, Hit], echoes: dict[str, float]) -> None:
+        """Noisy-OR the repeated activations into hits already in the evidence set."""
+        if self.config.activation != "accumulate":
+            return
+        lam = self.config.echo_weight
+        for node_id, act in echoes.items():
+            hit = reached.get(node_id)
+            if hit is None:
+                continue
+            key = "access" if hit.via.stage == "expand" else "seed"
+            base = hit.scores.get(key, hit.score)
+            boosted = 1.0 - (1.0 - min(1.0, max(0.0, base))) * (1.0 - lam * min(1.0, act))
+            if boosted > base:
+                hit.scores[key] = boosted
+                hit.scores["echo"] = hit.scores.get("echo", 0.0) + lam * act
+                hit.score = max(hit.score, boosted)
+
+    def _hit(self, r: _Reached, origin: Hit, round_: int) -> Hit:
+        base_path = origin.via.path or (origin.node.id,)
+        path = base_path + r.path[1:]
+        edges = origin.via.edges + r.edges
+        return Hit(
+            node=r.node, score=r.activation,
+            via=Reach(atom=self.atom, stage="expand", hop=len(path) - 1, path=path, edges=edges,
+                      plan=origin.via.plan),
+            scores={"edge": r.edge_score, "hop": r.hop_scores[-1] if r.hop_scores else 0.0,
+                    "path": path_score(r.hop_scores, self.config.hop_penalty),
+                    "eq8": r.access, "access": r.activation, "round": float(round_ + 1)},
+        )
+
+    # -- one action -------------------------------------------------------------------
+    def _run_action(
+        self, query: Query, origin: Hit, action: ExpansionAction,
+        reached: dict[str, Hit], new: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
+    ) -> list[_Reached]:
+        r_vec = self._reasoning_vector(query, action.reasoning)
+        blocked = set(reached) | set(new)
+        start = min(1.0, max(0.0, origin.scores.get(
+            "access" if origin.via.stage == "expand" else "seed", origin.score)))
+        seed = _Reached(node=origin.node, edge_score=1.0, access=1.0, path=(origin.node.id,),
+                        edges=(), hop_scores=(), activation=start)
+        if action.mode == "path_search":
+            return self._path_search(query, seed, action, r_vec, blocked, reached, echoes, cache)
+        return self._beam(query, seed, action, r_vec, blocked, reached, echoes, cache)
+
+    def _activation(self, parent: _Reached, access: float) -> float:
+        if self.config.activation == "edge":
+            return access
+        return max(0.0, access) * parent.activation
+
+    def _reasoning_vector(self, query: Query, reasoning: str) -> np.ndarray:
+        if not reasoning.strip() or reasoning == query.text:
+            assert query.vector is not None
+            return np.asarray(query.vector, dtype=np.float32)
+        return self._embed_descriptions([reasoning])[reasoning]
+
+    def _embed_descriptions(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._desc_cache))
+        if missing:
+            if len(self._desc_cache) > 100_000:
+                self._desc_cache.clear()
+            vecs = self.deps.embedder.embed(missing)
+            for text, vec in zip(missing, vecs, strict=True):
+                self._desc_cache[text] = np.asarray(vec, dtype=np.float32)
+        return {t: self._desc_cache[t] for t in texts}
+
+    def _candidates(
+        self, query: Query, sources: Sequence[_Reached],
+        action: ExpansionAction, r_vec: np.ndarray, blocked: set[str],
+        reached: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
+    ) -> list[tuple[str, _Reached, Edge]]:
+        """Score the candidates one hop away from each source (a partial path).
+
+        Candidates already in the evidence set are not returned; in
+        ``accumulate`` mode their repeated activation is recorded in ``echoes``.
+        """
+        ids = [s.node.id for s in sources]
+        by_node: dict[str, list[tuple[Edge, str, bool]]] = {i: [] for i in ids}
+        for node_id, edges in cache.edges_of(ids).items():
+            for e in edges:
+                forward = e.src == node_id
+                other = e.dst if forward else e.src
+                if other == node_id or not self._edge_allowed(e, forward, action):
+                    continue
+                by_node[node_id].append((e, other, forward))
+        for lst in by_node.values():
+            lst.sort(key=lambda t: (-t[0].weight, t[0].id))
+            del lst[self.config.max_edges_per_node:]
+        targets = {o for lst in by_node.values() for _, o, _ in lst}
+        nodes = cache.get_nodes(sorted(targets))
+        descs = self._embed_descriptions(
+            [e.description or e.predicate for lst in by_node.values() for e, _, _ in lst]
+        )
+        q_vec = np.asarray(query.vector, dtype=np.float32) if query.vector is not None else r_vec
+        accumulate = self.config.activation == "accumulate"
+        out: list[tuple[str, _Reached, Edge]] = []
+        for parent in sources:
+            src, path = parent.node.id, parent.path
+            for e, other, _fwd in by_node.get(src, []):
+                if other in path:
+                    continue
+                echo = other in blocked
+                if echo and not (accumulate and other in reached):
+                    continue
+                node = nodes.get(other)
+                if node is None:
+                    continue
+                delta = temporal_delta(node, action.temporal_decay)
+                if delta is None:
+                    continue
+                d_vec = descs[e.description or e.predicate]
+                sim_r = _cos(d_vec, r_vec)
+                score = edge_score(sim_r, e.weight, delta, w_sem=self.config.semantic_weight,
+                                   w_edge=self.config.edge_weight)
+                if score < action.score_threshold:
+                    continue
+                s_acc = access_score(_cos(d_vec, q_vec), e.weight, -delta, self.config.beta)
+                act = self._activation(parent, s_acc)
+                if echo:
+                    echoes[other] = max(echoes.get(other, 0.0), act)
+                    continue
+                out.append((src, _Reached(node=node, edge_score=score, access=s_acc,
+                                          path=(*path, other), edges=(e.id,),
+                                          hop_scores=(score,), activation=act), e))
+        return out
+
+    @staticmethod
+    def _edge_allowed(e: Edge, forward: bool, action: ExpansionAction) -> bool:
+        if e.attrs.get("retired") or e.weight <= 0.0:
+            return False
+        if action.conflict_inhibit and e.predicate == CONTRADICTS:
+            return False
+        return not action.include or any(f.allows(e.predicate, forward) for f in action.include)
+
+    def _beam(
+        self, query: Query, seed: _Reached, action: ExpansionAction, r_vec: np.ndarray,
+        blocked: set[str], reached: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
+    ) -> list[_Reached]:
+        admitted: dict[str, _Reached] = {}
+        frontier: list[_Reached] = [seed]
+        budget = action.subgraph_max_nodes
+        for _hop in range(self.config.beam_hops):
+            if budget <= 0 or not frontier:
+                break
+            by_id = {f.node.id: f for f in frontier}
+            pool: dict[str, _Reached] = {}
+            cands = self._candidates(query, frontier, action, r_vec, blocked | set(admitted),
+                                     reached, echoes, cache)
+            for src, cand, _e in cands:
+                parent = by_id[src]
+                full = _Reached(
+                    node=cand.node, edge_score=cand.edge_score, access=cand.access,
+                    path=cand.path, edges=parent.edges + cand.edges,
+                    hop_scores=parent.hop_scores + cand.hop_scores, activation=cand.activation,
+                )
+                old = pool.get(cand.node.id)
+                if old is None or full.edge_score > old.edge_score:
+                    pool[cand.node.id] = full
+            ranked = sorted(pool.values(), key=lambda r: (-r.edge_score, r.node.id))[:budget]
+            for r in ranked:
+                admitted[r.node.id] = r
+            budget -= len(ranked)
+            frontier = ranked
+        return list(admitted.values())
+
+    def _path_search(
+        self, query: Query, seed: _Reached, action: ExpansionAction, r_vec: np.ndarray,
+        blocked: set[str], reached: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
+    ) -> list[_Reached]:
+        paths: list[_Reached] = [seed]
+        best: dict[str, _Reached] = {}
+        pruned: set[str] = set()
+        for _depth in range(action.path_max_depth):
+            by_last = {p.node.id: p for p in paths}
+            cands = self._candidates(query, paths, action, r_vec, blocked | pruned, reached,
+                                     echoes, cache)
+            extended: dict[str, _Reached] = {}
+            for src, cand, _e in cands:
+                parent = by_last[src]
+                hop_scores = parent.hop_scores + cand.hop_scores
+                full = _Reached(
+                    node=cand.node, edge_score=path_score(hop_scores, self.config.hop_penalty),
+                    access=cand.access, path=cand.path, edges=parent.edges + cand.edges,
+                    hop_scores=hop_scores, activation=cand.activation,
+                )
+                old = extended.get(cand.node.id)
+                if old is None or full.edge_score > old.edge_score:
+                    extended[cand.node.id] = full
+            ranked = sorted(extended.values(), key=lambda r: (-r.edge_score, r.node.id))
+            keep, drop = ranked[: action.path_top_k], ranked[action.path_top_k :]
+            pruned.update(r.node.id for r in drop)
+            if not keep:
+                break
+            for r in keep:
+                old = best.get(r.node.id)
+                if old is None or r.edge_score > old.edge_score:
+                    best[r.node.id] = r
+            blocked = blocked | {r.node.id for r in keep}
+            paths = keep
+        return list(best.values())
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
+
+
+def make_expander(atom: str, mode: ExpandMode) -> Any:
+    """A factory ``(config, deps) -> RealmExpander`` for one registered atom."""
+
+    def factory(config: ExpandConfig, deps: Deps) -> RealmExpander:
+        return RealmExpander(atom, mode, config, deps)
+
+    factory.__name__ = f"build_{mode}"
+    return factory

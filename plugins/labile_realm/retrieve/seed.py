@@ -1,0 +1,288 @@
+"""Seed atoms ``realm.query_match``, ``realm.keywords_match``, ``realm.hybrid_match``.
+
+Each atom runs the search's seed plans (made once per search by the planner
+the atom is configured with, and shared through ``state``) in its own
+matching mode, or in the mode the plan names when ``mode = "plan"``. Plans
+run independently and merge by node id, keeping the best score.
+
+* ``query_match``: cosine of the plan's query embedding with node embeddings;
+* ``keywords_match``: the store's BM25 over ``Node.search_text`` for the
+  plan's keywords, scaled by the best score of the result;
+* ``hybrid_match``: ``0.6·embedding + 0.4·keyword``, both computed for every
+  candidate (the union of the two candidate lists; a candidate missing from
+  the lexical list has keyword score 0, which is what BM25 gives a node
+  sharing no keyword). The plan's time range τ applies here only; nodes
+  without a time pass it.
+
+Node types T filter the seeds but never empty them: if T with the score
+threshold leaves nothing, the threshold is dropped; if T alone still leaves
+nothing, T is dropped too (and then the time range). So a non-empty
+namespace always yields seeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+import numpy as np
+import structlog
+from attrs.validators import ge, in_, le
+
+from labile.errors import ConfigError
+from labile.model import Hit, Node, NodeFilter, Query, Reach
+from labile.protocols import Deps, Store
+from labile.text.tokenize import words
+from labile_realm.retrieve.plan import (
+    STATE_PLANS,
+    STATE_SEED_SCORES,
+    OfflinePlanner,
+    OfflinePlannerConfig,
+    SeedMode,
+    SeedPlan,
+)
+from labile_realm.schema import kind_name
+
+log = structlog.get_logger(__name__)
+
+
+@attrs.frozen(kw_only=True)
+class SeedConfig:
+    """Options shared by the three seed atoms.
+
+    Attributes:
+        planner: Who writes the seed plans: ``"offline"`` or ``"llm"``.
+        mode: ``"atom"`` runs every plan in this atom's matching mode; ``"plan"``
+            runs each plan in the mode the planner chose.
+        max_seed_plans: At most this many plans (LoCoMo 1, LongMemEval 3).
+        top_k: Seeds kept per plan.
+        candidates: Candidates each signal contributes before scoring.
+        score_threshold: Seeds scoring below are dropped (relaxed if that empties T).
+        embedding_weight: Weight of the embedding score in hybrid mode.
+        keyword_weight: Weight of the keyword score in hybrid mode.
+        normalise_embedding: How cosine scores are put on the keyword scale in
+            hybrid mode: ``"max"`` divides by the best one (both signals peak at
+            1), ``"minmax"`` maps the candidates' range onto [0, 1], ``"none"``
+            keeps raw cosines.
+        normalise_keywords: How BM25 scores are put on [0, 1]: ``"max"`` divides
+            by the best one; ``"minmax"`` maps the candidates' range onto [0, 1],
+            which removes a constant offset (a term every candidate shares, such
+            as a speaker's name under a store whose BM25 statistics span many
+            namespaces).
+        drop_participants: Leave the names of the conversation's participants
+            (the speakers and listeners recorded on event nodes) out of the
+            keyword query: every event description names them, so they carry
+            no lexical signal, and a store whose BM25 statistics span many
+            namespaces would weigh them heavily.
+        node_types: Fixed node kinds (short or full names) overriding the plan's T.
+        use_time_range: Enforce the plan's τ in hybrid mode.
+        planning: Offline planner options.
+    """
+
+    planner: Literal["offline", "llm"] = attrs.field(default="offline",
+                                                     validator=in_(("offline", "llm")))
+    mode: Literal["atom", "plan"] = attrs.field(default="atom", validator=in_(("atom", "plan")))
+    max_seed_plans: int = attrs.field(default=1, validator=[ge(1), le(5)])
+    top_k: int = attrs.field(default=30, validator=ge(1))
+    candidates: int = attrs.field(default=60, validator=ge(1))
+    score_threshold: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    embedding_weight: float = attrs.field(default=0.6, validator=ge(0.0))
+    keyword_weight: float = attrs.field(default=0.4, validator=ge(0.0))
+    normalise_embedding: Literal["max", "minmax", "none"] = attrs.field(
+        default="max", validator=in_(("max", "minmax", "none")))
+    normalise_keywords: Literal["max", "minmax"] = attrs.field(
+        default="minmax", validator=in_(("max", "minmax")))
+    drop_participants: bool = True
+    node_types: tuple[str, ...] = ()
+    use_time_range: bool = True
+    planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
+
+    def __attrs_post_init__(self) -> None:
+        bad = [t for t in self.node_types if kind_name(t) is None]
+        if bad:
+            raise ValueError(f"unknown node type(s) {bad!r} (use entity, event, episode, fact)")
+
+
+def plans_for(
+    query: Query, state: dict[str, Any], config: SeedConfig, deps: Deps
+) -> list[SeedPlan]:
+    """The seed plans of this search, computed once and shared via ``state``."""
+    plans = state.get(STATE_PLANS)
+    if plans is None:
+        offline = OfflinePlanner(config.planning)
+        if config.planner == "llm":
+            from labile_realm.retrieve.plan_llm import LLMPlanner
+
+            plans = LLMPlanner(deps.llm, offline).seed_plans(query, config.max_seed_plans, state)
+        else:
+            plans = offline.seed_plans(query, config.max_seed_plans)
+        plans = plans[: config.max_seed_plans]
+        state[STATE_PLANS] = plans
+    return list(plans)
+
+
+class RealmSeeder:
+    """One seed atom; its matching mode is fixed by the name it is registered under."""
+
+    def __init__(self, atom: str, mode: SeedMode, config: SeedConfig, deps: Deps) -> None:
+        assert deps.store is not None, "seeders are built after the store"
+        if config.planner == "llm" and getattr(deps.llm, "name", "none") == "none":
+            raise ConfigError(f"{atom} with planner = \"llm\" needs an LLM ([llm] type)")
+        self.atom, self.mode, self.config, self.deps = atom, mode, config, deps
+        self.store: Store = deps.store
+        self._participants: dict[str, set[str]] = {}
+        self._fixed_types = (
+            frozenset(str(kind_name(t)) for t in config.node_types) if config.node_types else None
+        )
+
+    def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
+        """Run every plan, merge by node id (best score wins), best first."""
+        merged: dict[str, Hit] = {}
+        for i, plan in enumerate(plans_for(query, state, self.config, self.deps)):
+            mode = plan.mode if self.config.mode == "plan" else self.mode
+            for hit in self._run(query, plan, mode, f"p{i + 1}"):
+                old = merged.get(hit.node.id)
+                if old is None or hit.score > old.score:
+                    merged[hit.node.id] = hit
+        hits = sorted(merged.values(), key=lambda h: (-h.score, h.node.id))
+        scores = state.setdefault(STATE_SEED_SCORES, {})
+        for h in hits:
+            scores[h.node.id] = max(scores.get(h.node.id, 0.0), h.score)
+        return hits
+
+    # -- one plan ----------------------------------------------------------------
+    def _run(self, query: Query, plan: SeedPlan, mode: SeedMode, tag: str) -> list[Hit]:
+        types = self._fixed_types if self._fixed_types is not None else plan.node_types
+        time_range = plan.time_range if (mode == "hybrid_match" and self.config.use_time_range) \
+            else None
+        vector = self._vector(query, plan, mode)
+        attempts = [
+            (types, time_range, self.config.score_threshold),
+            (types, time_range, 0.0),
+            (None, time_range, 0.0),
+            (None, None, 0.0),
+        ]
+        for kinds, window, threshold in attempts:
+            where = NodeFilter(kinds=kinds, time_range=window) \
+                if kinds is not None or window is not None else None
+            scored = self._score(query, plan, mode, vector, where)
+            kept = [(n, s, parts) for n, s, parts in scored if s >= threshold]
+            if kept:
+                kept.sort(key=lambda t: (-t[1], t[0].id))
+                relaxed = (kinds, window, threshold) != attempts[0]
+                return [
+                    Hit(node=n, score=s, via=Reach(atom=self.atom, stage="seed", plan=tag),
+                        scores={**parts, "seed": s, **({"relaxed": 1.0} if relaxed else {})})
+                    for n, s, parts in kept[: self.config.top_k]
+                ]
+        return self._last_resort(query, tag)
+
+    def _vector(self, query: Query, plan: SeedPlan, mode: SeedMode) -> np.ndarray | None:
+        if mode == "keywords_match":
+            return None
+        if plan.query.strip() and plan.query != query.text:
+            return np.asarray(self.deps.embedder.embed([plan.query])[0], dtype=np.float32)
+        return query.vector
+
+    def _score(
+        self,
+        query: Query,
+        plan: SeedPlan,
+        mode: SeedMode,
+        vector: np.ndarray | None,
+        where: NodeFilter | None,
+    ) -> list[tuple[Node, float, dict[str, float]]]:
+        cfg = self.config
+        ns = query.namespace
+        dense: dict[str, tuple[Node, float]] = {}
+        lexical: dict[str, tuple[Node, float]] = {}
+        if mode != "keywords_match" and vector is not None:
+            for node, sim in self.store.vector_search(ns, vector, cfg.candidates, where=where):
+                dense[node.id] = (node, float(sim))
+            self._learn_participants(ns, (n for n, _ in dense.values()))
+        if mode != "query_match":
+            text = self._keyword_text(ns, plan, query)
+            for node, score in self.store.text_search(ns, text, cfg.candidates, where=where):
+                lexical[node.id] = (node, float(score))
+        if mode == "query_match":
+            return [(n, s, {"embedding": s}) for n, s in dense.values()]
+        top_lex = max((s for _, s in lexical.values()), default=0.0)
+        low_lex = 0.0
+        if cfg.normalise_keywords == "minmax" and len(lexical) > 1:
+            low_lex = min(s for _, s in lexical.values())
+
+        def kw_score(raw: float) -> float:
+            span = top_lex - low_lex
+            return (raw - low_lex) / span if span > 0 else (1.0 if raw > 0 else 0.0)
+
+        if mode == "keywords_match":
+            return [(n, kw_score(s), {"keyword": s}) for n, s in lexical.values()]
+        # hybrid: both signals for every candidate of either list
+        nodes = {i: n for i, (n, _) in dense.items()}
+        nodes.update({i: n for i, (n, _) in lexical.items()})
+        sims = {i: s for i, (_, s) in dense.items()}
+        missing = [n for i, n in nodes.items() if i not in sims]
+        if missing and vector is not None:
+            for n in missing:
+                sims[n.id] = _cos(vector, n.embedding)
+        top_sim = max(sims.values(), default=0.0)
+        low_sim = min(sims.values(), default=0.0)
+        out = []
+        for i, n in nodes.items():
+            sim = sims.get(i, 0.0)
+            emb = sim
+            if cfg.normalise_embedding == "max" and top_sim > 0:
+                emb = sim / top_sim
+            elif cfg.normalise_embedding == "minmax" and top_sim > low_sim:
+                emb = (sim - low_sim) / (top_sim - low_sim)
+            kw = kw_score(lexical[i][1]) if i in lexical else 0.0
+            score = cfg.embedding_weight * max(emb, 0.0) + cfg.keyword_weight * kw
+            out.append((n, score, {"embedding": sim, "keyword": kw}))
+        return out
+
+    def _learn_participants(self, namespace: str, nodes: Any) -> None:
+        known = self._participants.setdefault(namespace, set())
+        for node in nodes:
+            for key in ("speaker", "listener"):
+                name = node.attrs.get(key)
+                if isinstance(name, str) and name:
+                    known.update(words(name))
+
+    def _keyword_text(self, namespace: str, plan: SeedPlan, query: Query) -> str:
+        """The lexical query: the plan's keywords, participants' names left out."""
+        keywords = list(plan.keywords)
+        if self.config.drop_participants:
+            names = self._participants.get(namespace, set())
+            kept = [k for k in keywords if not set(words(k)) <= names]
+            keywords = kept or keywords
+        return " ".join(keywords) or plan.query or query.text
+
+    def _last_resort(self, query: Query, tag: str) -> list[Hit]:
+        """Nodes without embeddings or search text: take the first few, unscored."""
+        out = []
+        for node in self.store.iter_nodes(query.namespace):
+            out.append(Hit(node=node, score=0.0, via=Reach(atom=self.atom, stage="seed", plan=tag),
+                           scores={"seed": 0.0, "relaxed": 1.0}))
+            if len(out) >= self.config.top_k:
+                break
+        if out:
+            log.info("realm_seed_last_resort", namespace=query.namespace, count=len(out))
+        return out
+
+
+def _cos(a: np.ndarray, b: np.ndarray | None) -> float:
+    if b is None:
+        return 0.0
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
+
+
+def make_seeder(atom: str, mode: SeedMode) -> Any:
+    """A factory ``(config, deps) -> RealmSeeder`` for one registered atom."""
+
+    def factory(config: SeedConfig, deps: Deps) -> RealmSeeder:
+        return RealmSeeder(atom, mode, config, deps)
+
+    factory.__name__ = f"build_{mode}"
+    return factory
+

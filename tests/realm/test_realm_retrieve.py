@@ -1,0 +1,519 @@
+"""Retrieval atoms (Algorithm 2): seeding, expansion, scoring, aggregation, control."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import attrs
+import pytest
+from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
+
+from labile.llm import ScriptedLLM
+from labile.model import Edge, Hit, Node, Query, Reach, edge_id
+from labile.protocols import Deps
+from labile.testing import make_deps
+from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
+from labile_realm.retrieve.expand import ExpandConfig, RealmExpander, parse_include
+from labile_realm.retrieve.plan import (
+    STATE_ACTIVATED,
+    STATE_EXPANSION,
+    STATE_FAILURES,
+    STATE_PLANS,
+    SeedPlan,
+    TemporalDecay,
+    question_keywords,
+    question_node_types,
+    question_time_range,
+)
+from labile_realm.retrieve.score import (
+    access_score,
+    aggregate_score,
+    edge_score,
+    path_score,
+    temporal_delta,
+)
+from labile_realm.retrieve.seed import RealmSeeder, SeedConfig
+
+NS = "g"
+T = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+def _day(n: int) -> datetime:
+    return T + timedelta(days=n)
+
+
+NODES = [
+    ("a", "realm.event", "Ann adopted a dog named Max from the shelter", _day(0)),
+    ("b", "realm.event", "Max the dog loves running on the beach", _day(9)),
+    ("c", "realm.event", "Ann and Max went to the beach in May", _day(61)),
+    ("d", "realm.fact", "Ann is allergic to cats", None),
+    ("e", "realm.entity", "Max, Ann's dog", None),
+    ("f", "realm.event", "Ann bakes bread every Sunday morning", _day(30)),
+    ("g", "realm.episode", "Session about pets and the beach", _day(0)),
+]
+EDGES = [
+    ("a", "realm.precedes", "b", 0.8, "the adoption came before the beach runs"),
+    ("b", "realm.correlates", "c", 0.7, "dog at the beach"),
+    ("e", "realm.contextualizes", "a", 0.6, "Max is the adopted dog"),
+    ("a", "realm.contradicts", "d", 0.9, "dog lover versus cat allergy"),
+    ("b", "realm.precedes", "f", 0.5, "then baking"),
+    ("g", "realm.comprises", "a", 1.0, "session includes adoption"),
+]
+
+
+def graph(llm: ScriptedLLM | None = None) -> Deps:
+    deps = make_deps(llm=llm)
+    assert deps.store is not None
+    texts = [t for _, _, t, _ in NODES]
+    vecs = deps.embedder.embed(texts)
+    deps.store.upsert_nodes(NS, [
+        Node(id=i, kind=k, content=t, description=t, time_start=ts, time_end=ts, embedding=v,
+             sources=(f"T{i}",), attrs={"name": t})
+        for (i, k, t, ts), v in zip(NODES, vecs, strict=True)
+    ])
+    deps.store.upsert_edges(NS, [
+        Edge(id=edge_id(s, p, d), src=s, dst=d, predicate=p, weight=w, description=desc)
+        for s, p, d, w, desc in EDGES
+    ])
+    return deps
+
+
+def query(deps: Deps, text: str, *, as_of: datetime | None = None) -> Query:
+    return Query(text=text, namespace=NS, k=10, as_of=as_of or _day(100),
+                 vector=deps.embedder.embed([text])[0])
+
+
+def seeder(deps: Deps, mode: str = "hybrid_match", **cfg: Any) -> RealmSeeder:
+    return RealmSeeder(f"realm.{mode}", mode, SeedConfig(**cfg), deps)  # type: ignore[arg-type]
+
+
+def plan_state(**plan: Any) -> dict[str, Any]:
+    return {STATE_PLANS: [SeedPlan(**{"query": "dog beach", **plan})]}
+
+
+# -- seeding ----------------------------------------------------------------------
+
+
+def test_query_match_ranks_by_cosine() -> None:
+    deps = graph()
+    q = query(deps, "Ann adopted a dog named Max")
+    hits = seeder(deps, "query_match").seed(q, plan_state(query=q.text, node_types=None))
+    assert hits[0].node.id == "a"
+    assert hits[0].scores["seed"] == pytest.approx(hits[0].scores["embedding"])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_keywords_match_scales_bm25_to_one() -> None:
+    deps = graph()
+    q = query(deps, "bread")
+    hits = seeder(deps, "keywords_match").seed(q, plan_state(keywords=("bread", "Sunday")))
+    assert hits[0].node.id == "f" and hits[0].score == pytest.approx(1.0)
+    assert all("embedding" not in h.scores for h in hits)
+
+
+def test_hybrid_is_weighted_sum_of_both_signals() -> None:
+    deps = graph()
+    q = query(deps, "dog at the beach")
+    state = plan_state(query=q.text, keywords=("beach",), node_types=None)
+    hits = seeder(deps, "hybrid_match", normalise_embedding="none").seed(q, state)
+    for h in hits:
+        assert h.score == pytest.approx(0.6 * max(h.scores["embedding"], 0)
+                                        + 0.4 * h.scores["keyword"])
+    assert {h.node.id for h in hits} >= {"b", "c"}
+
+
+def test_node_type_filter_and_two_step_relaxation() -> None:
+    deps = graph()
+    q = query(deps, "dog")
+    hits = seeder(deps).seed(q, plan_state(keywords=("dog",), node_types=frozenset({"realm.fact"})))
+    # no fact mentions a dog, but the embedding signal still scores the fact: T holds
+    assert {h.node.kind for h in hits} == {"realm.fact"}
+    strict = seeder(deps, "keywords_match", score_threshold=0.9)
+    hits = strict.seed(q, plan_state(keywords=("dog",), node_types=frozenset({"realm.fact"})))
+    # keywords alone find no fact: threshold dropped, then T dropped
+    assert hits and all(h.scores.get("relaxed") == 1.0 for h in hits)
+    assert "realm.fact" not in {h.node.kind for h in hits}
+
+
+def test_time_range_only_in_hybrid_mode_and_untimed_nodes_pass() -> None:
+    deps = graph()
+    q = query(deps, "beach")
+    window = (_day(55), _day(70))
+    hyb = seeder(deps).seed(q, plan_state(keywords=("beach",), time_range=window))
+    ids = {h.node.id for h in hyb}
+    assert "c" in ids and "b" not in ids and "a" not in ids
+    assert "d" in ids or "e" in ids  # nodes without a time are kept
+    kw = seeder(deps, "keywords_match").seed(q, plan_state(keywords=("beach",), time_range=window))
+    assert "b" in {h.node.id for h in kw}
+
+
+def test_several_plans_merge_by_id_keeping_the_best() -> None:
+    deps = graph()
+    q = query(deps, "dog")
+    state = {STATE_PLANS: [SeedPlan(query="dog", keywords=("bread",)),
+                           SeedPlan(query="dog", keywords=("beach",))]}
+    hits = seeder(deps, max_seed_plans=2).seed(q, state)
+    ids = [h.node.id for h in hits]
+    assert len(ids) == len(set(ids))
+    assert {"f", "b", "c"} <= set(ids)
+    assert {h.via.plan for h in hits} <= {"p1", "p2"}
+
+
+def test_seeding_never_empty_even_with_impossible_constraints() -> None:
+    deps = graph()
+    q = query(deps, "zzzz qqqq")
+    state = plan_state(keywords=("zzzz",), node_types=frozenset({"realm.fact"}),
+                       time_range=(_day(500), _day(501)))
+    assert seeder(deps, "keywords_match", score_threshold=1.0).seed(q, state)
+    assert seeder(deps, score_threshold=1.0).seed(q, plan_state(
+        keywords=("zzzz",), time_range=(_day(500), _day(501))))
+
+
+def test_seeding_an_empty_namespace_is_empty() -> None:
+    deps = graph()
+    q = attrs.evolve(query(deps, "dog"), namespace="empty")
+    assert seeder(deps).seed(q, plan_state()) == []
+
+
+def test_offline_planner_derives_plan_from_question() -> None:
+    assert question_keywords("What did Ann adopt in March 2024?")[:1] == ("Ann",)
+    assert "what" not in {k.lower() for k in question_keywords("What did Ann adopt?")}
+    assert question_node_types("What does Ann like to cook?") >= {"realm.event", "realm.fact"}
+    assert "realm.fact" not in question_node_types("When did Ann go to the beach?")
+    assert "realm.entity" in question_node_types("Who adopted the dog?")
+    lo, hi = question_time_range("What did Ann do in March 2024?", _day(100)) or (None, None)
+    assert lo == datetime(2024, 3, 1, tzinfo=UTC) and hi == datetime(2024, 4, 1, tzinfo=UTC)
+    assert question_time_range("What does Ann like?", _day(100)) is None
+
+
+def test_seed_plan_is_shared_through_state() -> None:
+    deps = graph()
+    q = query(deps, "What did Ann adopt?")
+    state: dict[str, Any] = {}
+    seeder(deps).seed(q, state)
+    (plan,) = state[STATE_PLANS]
+    assert plan.query == q.text and "Ann" in plan.keywords
+
+
+# -- scoring ---------------------------------------------------------------------
+
+
+def test_score_formulas() -> None:
+    assert edge_score(0.5, 0.5, 0.0) == pytest.approx(0.5)
+    assert edge_score(1.0, 1.0, 0.3) == 1.0
+    assert edge_score(0.0, 0.1, -0.5) == 0.0
+    assert path_score([0.8]) == pytest.approx(0.8)
+    assert path_score([0.8, 0.6]) == pytest.approx(0.67)
+    assert path_score([0.9, 0.6, 0.6]) == pytest.approx(0.64)
+    assert access_score(0.5, 1.0, 0.1) == pytest.approx(0.6 * 0.5 + 0.4 * 1.0 - 0.1)
+    assert aggregate_score(0.5, 1.0) == pytest.approx(0.8 * 0.5 + 0.2)
+
+
+def test_temporal_delta_modes() -> None:
+    node = Node(id="n", kind="realm.event", time_start=_day(40), time_end=_day(40))
+    untimed = Node(id="m", kind="realm.event")
+    window = dict(start=_day(0), end=_day(1), delta=timedelta(days=7))
+    assert temporal_delta(node, None) == 0.0
+    assert temporal_delta(node, TemporalDecay(**window, mode="hard")) is None
+    soft = temporal_delta(node, TemporalDecay(**window, mode="soft"))
+    assert soft is not None and -0.5 <= soft < 0
+    inside = Node(id="i", kind="realm.event", time_start=_day(5), time_end=_day(5))
+    assert temporal_delta(inside, TemporalDecay(**window, mode="hard")) == 0.0
+    assert temporal_delta(untimed, TemporalDecay(**window, missing_time_mode="drop")) is None
+    assert temporal_delta(untimed, TemporalDecay(**window, missing_time_mode="keep")) == -0.1
+
+
+# -- expansion ---------------------------------------------------------------------
+
+
+def _seed_hit(deps: Deps, node_id: str, score: float = 0.9) -> Hit:
+    assert deps.store is not None
+    (node,) = deps.store.get_nodes(NS, [node_id])
+    return Hit(node=node, score=score, via=Reach(atom="test", plan="p1"), scores={"seed": score})
+
+
+def expander(deps: Deps, mode: str = "subgraph_beam", **cfg: Any) -> RealmExpander:
+    base = {"score_threshold": 0.0, "max_rounds": 1, "activation": "edge"}
+    return RealmExpander(f"realm.{mode}", mode, ExpandConfig(**{**base, **cfg}), deps)  # type: ignore[arg-type]
+
+
+def _expand(deps: Deps, exp: RealmExpander, seeds: list[str], text: str = "dog",
+            state: dict[str, Any] | None = None) -> dict[str, Hit]:
+    hits = [_seed_hit(deps, s) for s in seeds]
+    out = exp.expand(query(deps, text), hits, state if state is not None else {})
+    return {h.node.id: h for h in out}
+
+
+def test_beam_reaches_neighbours_and_records_how() -> None:
+    deps = graph()
+    out = _expand(deps, expander(deps, conflict_inhibit=False, beam_hops=1), ["a"])
+    assert {"b", "d", "e", "g"} <= set(out)
+    b = out["b"]
+    assert b.via.stage == "expand" and b.via.path == ("a", "b") and b.via.hop == 1
+    assert b.via.edges == (edge_id("a", "realm.precedes", "b"),)
+    assert {"edge", "path", "access", "eq8"} <= set(b.scores)
+
+
+def test_beam_respects_the_node_budget() -> None:
+    deps = graph()
+    out = _expand(deps, expander(deps, subgraph_max_nodes=2, conflict_inhibit=False), ["a"])
+    assert len(out) == 3
+
+
+def test_conflict_inhibition_drops_contradicts() -> None:
+    deps = graph()
+    assert "d" not in _expand(deps, expander(deps, conflict_inhibit=True), ["a"])
+    assert "d" in _expand(deps, expander(deps, conflict_inhibit=False), ["a"])
+
+
+def test_layer_predicate_direction_filter() -> None:
+    deps = graph()
+    fwd = _expand(deps, expander(deps, include=("causal/precedes/forward",), beam_hops=1), ["b"])
+    assert set(fwd) == {"b", "f"}
+    back = _expand(deps, expander(deps, include=("causal//backward",), beam_hops=1), ["b"])
+    assert set(back) == {"b", "a"}
+    assoc = _expand(deps, expander(deps, include=("associative",), beam_hops=1), ["b"])
+    assert set(assoc) == {"b", "c"}
+    with pytest.raises(ValueError, match="not in layer"):
+        parse_include(["causal/correlates"])
+    with pytest.raises(ValueError, match="unknown layer"):
+        parse_include(["spatial"])
+
+
+def test_score_threshold_drops_weak_candidates() -> None:
+    deps = graph()
+    out = _expand(deps, expander(deps, score_threshold=0.99), ["a"])
+    assert set(out) == {"a"}
+
+
+def test_retired_edges_are_never_followed() -> None:
+    deps = graph()
+    assert deps.store is not None
+    (e,) = deps.store.get_edges(NS, [edge_id("b", "realm.precedes", "f")])
+    deps.store.upsert_edges(NS, [attrs.evolve(e, weight=0.0, attrs={"retired": True})])
+    assert "f" not in _expand(deps, expander(deps, beam_hops=1), ["b"])
+
+
+def test_temporal_decay_from_the_plan() -> None:
+    deps = graph()
+    state = {STATE_PLANS: [SeedPlan(query="dog", time_range=(_day(0), _day(1)))]}
+    hard = expander(deps, decay_mode="hard", decay_days=1.0, beam_hops=1,
+                    missing_time_mode="drop")
+    out = _expand(deps, hard, ["b"], state=state)
+    assert set(out) == {"b", "a"}
+    soft = expander(deps, decay_mode="soft", decay_days=1.0, beam_hops=1)
+    out = _expand(deps, soft, ["b"], state={STATE_PLANS: state[STATE_PLANS]})
+    assert {"a", "c", "f"} <= set(out)
+    assert out["c"].scores["eq8"] < out["a"].scores["eq8"] + 0.5
+
+
+def test_path_search_keeps_top_paths_and_scores_them() -> None:
+    deps = graph()
+    exp = expander(deps, "path_search", path_max_depth=2, path_top_k=1)
+    out = _expand(deps, exp, ["e"], text="adoption beach")
+    reached = [h for h in out.values() if h.via.stage == "expand"]
+    assert sorted(len(h.via.path) for h in reached) == [2, 3]  # one path kept per hop
+    two = next(h for h in reached if len(h.via.path) == 3)
+    one = next(h for h in reached if len(h.via.path) == 2)
+    assert two.via.path[:2] == one.via.path
+    assert one.scores["path"] == pytest.approx(one.scores["hop"])
+    assert two.scores["path"] == pytest.approx((one.scores["hop"] + two.scores["hop"]) / 2 - 0.03)
+    assert two.via.hop == 2
+
+
+def test_candidates_already_reached_are_not_added_again() -> None:
+    deps = graph()
+    out = _expand(deps, expander(deps, beam_hops=1), ["a", "b"])
+    assert out["b"].via.stage != "expand" and out["a"].via.stage != "expand"
+
+
+def test_accumulate_mode_reinforces_convergent_nodes() -> None:
+    deps = graph()
+    exp = expander(deps, activation="accumulate", echo_weight=1.0, beam_hops=1)
+    hits = [_seed_hit(deps, "a", 0.9), _seed_hit(deps, "b", 0.2)]
+    out = {h.node.id: h for h in exp.expand(query(deps, "dog"), hits, {})}
+    assert out["b"].scores["seed"] > 0.2 and out["b"].scores.get("echo", 0) > 0
+
+
+def test_offline_controller_stops_when_evidence_stops_changing() -> None:
+    deps = graph()
+    state: dict[str, Any] = {}
+    exp = expander(deps, max_rounds=5, subgraph_max_nodes=1, beam_hops=1)
+    _expand(deps, exp, ["f"], state=state)
+    assert 1 <= state[STATE_EXPANSION]["rounds"] < 5
+
+
+def test_zero_rounds_means_no_expansion() -> None:
+    deps = graph()
+    out = _expand(deps, expander(deps, max_rounds=0), ["a"])
+    assert set(out) == {"a"}
+
+
+# -- LLM controller, policy, planner ------------------------------------------------
+
+
+def _llm_expander(llm: ScriptedLLM, **cfg: Any) -> tuple[Deps, RealmExpander]:
+    deps = graph(llm)
+    return deps, expander(deps, controller="llm", policy="llm", **cfg)
+
+
+def test_llm_controller_enough_stops_at_once() -> None:
+    llm = ScriptedLLM(rules=[(SUFFICIENCY, reply({"is_enough": True, "nodes_to_expand": []}))])
+    deps, exp = _llm_expander(llm, max_rounds=3)
+    out = _expand(deps, exp, ["a"])
+    assert set(out) == {"a"}
+    assert [c.operation for c in llm.calls] == ["realm.sufficiency"]
+
+
+def test_llm_policy_action_is_used() -> None:
+    action = {"seed_id": 1, "expansion_mode": "subgraph_beam",
+              "layer_predicate_include": [{"layer": "causal", "predicate": "precedes",
+                                           "direction": "forward"}],
+              "score_threshold": 0.0, "subgraph_max_nodes": 3, "temporal_decay": None,
+              "conflict_inhibit": True, "reasoning": "what came after the adoption"}
+    llm = ScriptedLLM(rules=[
+        (SUFFICIENCY, reply({"is_enough": False, "nodes_to_expand": [1]})),
+        (EXPANSION, reply({"actions": [action]})),
+    ])
+    deps, exp = _llm_expander(llm, max_rounds=1, beam_hops=1)
+    out = _expand(deps, exp, ["a"])
+    assert set(out) == {"a", "b"}
+
+
+@pytest.mark.parametrize("bad", [
+    "not json",
+    reply({"actions": [{"seed_id": 9, "expansion_mode": "subgraph_beam",
+                        "layer_predicate_include": [], "score_threshold": 0.0,
+                        "conflict_inhibit": True, "reasoning": "x"}]}),
+    reply({"actions": [{"seed_id": 1, "expansion_mode": "subgraph_beam",
+                        "layer_predicate_include": [{"layer": "causal", "predicate": "correlates"}],
+                        "score_threshold": 0.0, "conflict_inhibit": True, "reasoning": "x"}]}),
+    reply({"actions": [{"seed_id": 1, "expansion_mode": "teleport",
+                        "layer_predicate_include": [], "score_threshold": 0.0,
+                        "conflict_inhibit": True, "reasoning": "x"}]}),
+])
+def test_invalid_policy_falls_back_to_offline_and_is_counted(bad: str) -> None:
+    llm = ScriptedLLM(rules=[
+        (SUFFICIENCY, reply({"is_enough": False, "nodes_to_expand": [1]})),
+        (EXPANSION, bad),
+    ])
+    deps, exp = _llm_expander(llm, max_rounds=1, beam_hops=1, conflict_inhibit=False)
+    state: dict[str, Any] = {}
+    out = _expand(deps, exp, ["a"], state=state)
+    assert state[STATE_FAILURES] == {"expansion": 1}
+    assert {"b", "e", "g"} <= set(out)
+
+
+@pytest.mark.parametrize("bad", [
+    "garbage", reply({"is_enough": "maybe", "nodes_to_expand": []}),
+])
+def test_invalid_controller_reply_uses_offline_decision(bad: str) -> None:
+    llm = ScriptedLLM(rules=[(SUFFICIENCY, bad), (EXPANSION, "nope")])
+    deps, exp = _llm_expander(llm, max_rounds=1, beam_hops=1)
+    state: dict[str, Any] = {}
+    out = _expand(deps, exp, ["a"], state=state)
+    assert state[STATE_FAILURES]["sufficiency"] == 1
+    assert len(out) > 1
+
+
+def test_unknown_frontier_ids_fall_back_to_best_unexpanded() -> None:
+    llm = ScriptedLLM(rules=[
+        (SUFFICIENCY, reply({"is_enough": False, "nodes_to_expand": []})),
+        (EXPANSION, "nope"),
+    ])
+    deps, exp = _llm_expander(llm, max_rounds=1, beam_hops=1)
+    out = _expand(deps, exp, ["a"])
+    assert len(out) > 1
+
+
+def test_llm_seed_planner_valid_and_invalid() -> None:
+    plan = {"plans": [{"mode": "keywords_match", "query": "bread", "keywords": ["bread"],
+                       "allowed_node_types": ["event"],
+                       "time_range": ["2024-03-01", "2024-04-30"]}]}
+    llm = ScriptedLLM(rules=[(SEED, reply(plan))])
+    deps = graph(llm)
+    s = RealmSeeder("realm.hybrid_match", "hybrid_match",
+                    SeedConfig(planner="llm", mode="plan"), deps)
+    state: dict[str, Any] = {}
+    hits = s.seed(query(deps, "What does Ann bake?"), state)
+    assert hits[0].node.id == "f"
+    (p,) = state[STATE_PLANS]
+    assert p.mode == "keywords_match" and p.node_types == frozenset({"realm.event"})
+    assert p.time_range is not None and p.time_range[0] == datetime(2024, 3, 1, tzinfo=UTC)
+    bad = ScriptedLLM(rules=[(SEED, reply({"plans": [{**plan["plans"][0],
+                                                      "allowed_node_types": ["memory"]}]}))])
+    deps = graph(bad)
+    s = RealmSeeder("realm.hybrid_match", "hybrid_match", SeedConfig(planner="llm"), deps)
+    state = {}
+    assert s.seed(query(deps, "What does Ann bake?"), state)
+    assert state[STATE_FAILURES] == {"seed_plan": 1}
+
+
+def test_llm_seed_planner_too_many_plans_is_rejected() -> None:
+    one = {"mode": "hybrid_match", "query": "x", "keywords": [], "allowed_node_types": []}
+    llm = ScriptedLLM(rules=[(SEED, reply({"plans": [one, one]}))])
+    deps = graph(llm)
+    state: dict[str, Any] = {}
+    RealmSeeder("realm.hybrid_match", "hybrid_match", SeedConfig(planner="llm"), deps).seed(
+        query(deps, "x"), state)
+    assert state[STATE_FAILURES] == {"seed_plan": 1}
+
+
+# -- aggregation -------------------------------------------------------------------
+
+
+def test_aggregate_applies_eq9_and_records_activated_subgraph() -> None:
+    deps = graph()
+    q = query(deps, "dog beach")
+    hits = [_seed_hit(deps, i, s) for i, s in [("a", 0.9), ("b", 0.5), ("e", 0.95), ("g", 0.99)]]
+    state: dict[str, Any] = {}
+    out = Aggregate(AggregateConfig(top_k=3), deps).filter(attrs.evolve(q, k=3), hits, state)
+    assert [h.node.id for h in out][:2] == ["a", "b"]  # evidence kinds before entity/episode
+    assert len(out) == 3
+    for h in out:
+        sim = h.scores["similarity"]
+        assert h.score == pytest.approx(0.8 * h.scores["seed"] + 0.2 * sim)
+    sub = state[STATE_ACTIVATED]
+    assert sub.node_ids == tuple(h.node.id for h in out)
+    assert {(e.src, e.dst) for e in sub.edges} == {("a", "b"), ("e", "a")}
+
+
+def test_aggregate_demotes_hits_that_add_no_new_source() -> None:
+    deps = graph()
+    hits = [_seed_hit(deps, "a", 0.9), _seed_hit(deps, "b", 0.8)]
+    dup = Hit(node=attrs.evolve(hits[0].node, id="a2"), score=0.85, via=Reach(atom="t"),
+              scores={"seed": 0.85})
+    out = Aggregate(AggregateConfig(), deps).filter(query(deps, "dog"), [*hits, dup], {})
+    assert [h.node.id for h in out] == ["a", "b", "a2"]
+
+
+def test_configs_reject_unknown_kinds() -> None:
+    with pytest.raises(ValueError):
+        AggregateConfig(evidence_kinds=("memory",))
+    with pytest.raises(ValueError):
+        SeedConfig(node_types=("thing",))
+    with pytest.raises(ValueError):
+        ExpandConfig(frontier_kinds=("thing",))
+
+
+def test_keyword_scores_minmax_and_participant_names_dropped() -> None:
+    deps = graph()
+    assert deps.store is not None
+    # two events naming their speaker, a third naming someone else
+    nodes = [
+        Node(id=f"p{i}", kind="realm.event", content=t, description=t,
+             embedding=deps.embedder.embed([t])[0], attrs={"speaker": "Zoe", "listener": "Ann"})
+        for i, t in enumerate(["Zoe said the kayak trip was fun", "Zoe said the kayak broke",
+                               "Zoe said nothing about boats"])
+    ]
+    deps.store.upsert_nodes(NS, nodes)
+    q = query(deps, "Zoe kayak")
+    s = seeder(deps, normalise_keywords="minmax")
+    hits = s.seed(q, plan_state(query=q.text, keywords=("Zoe", "kayak"), node_types=None))
+    kw = {h.node.id: h.scores["keyword"] for h in hits}
+    assert max(kw.values()) == pytest.approx(1.0)
+    assert s._keyword_text(NS, SeedPlan(query="q", keywords=("Zoe", "kayak")), q) == "kayak"
+    keep = seeder(deps, drop_participants=False)
+    keep.seed(q, plan_state(query=q.text, keywords=("Zoe", "kayak"), node_types=None))
+    assert keep._keyword_text(NS, SeedPlan(query="q", keywords=("Zoe", "kayak")), q) == "Zoe kayak"
