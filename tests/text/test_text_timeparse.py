@@ -259,3 +259,21 @@ def test_intervals_are_well_formed(text: str, anchor: datetime) -> None:
 def test_resolver_is_total_on_arbitrary_text(text: str, anchor: datetime) -> None:
     for m in resolve_time_expressions(text, anchor):
         assert m.start < m.end
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_start"),
+    [
+        ("I'll do a cycling tour in September instead.", datetime(2024, 9, 1, tzinfo=UTC)),
+        ("I went cycling in September.", datetime(2023, 9, 1, tzinfo=UTC)),
+        ("We are going to meet on Saturday.", datetime(2024, 5, 18, tzinfo=UTC)),
+        ("We met on Saturday.", datetime(2024, 5, 11, tzinfo=UTC)),
+        ("I'm training for the half marathon in March.", datetime(2024, 3, 1, tzinfo=UTC)),
+        ("Next year I will fly out on May 2nd.", datetime(2025, 5, 2, tzinfo=UTC)),
+    ],
+)
+def test_bare_dates_follow_the_tense(text: str, expected_start: datetime) -> None:
+    """Plans point forward, reports point back (anchor: Tuesday 14 May 2024)."""
+    anchor = datetime(2024, 5, 14, 20, 45, tzinfo=UTC)
+    mentions = [m for m in resolve_time_expressions(text, anchor) if m.granularity != "year"]
+    assert mentions[0].start == expected_start

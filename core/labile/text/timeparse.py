@@ -476,6 +476,41 @@ def _rolling(m: re.Match[str], anchor: date) -> _Interval | None:
     return _offset(anchor, -n, unit), anchor + timedelta(days=1), "range"
 
 
+_FUTURE = re.compile(
+    r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning)?\s+to|hop(?:e|es|ing)\s+to|"
+    r"intend(?:s|ing)?\s+to|about\s+to|looking\s+forward|can'?t\s+wait|upcoming|"
+    r"next|coming\s+up|scheduled|booked)\b|'ll\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def _future_context(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around ``text[start:end]`` speaks of the future."""
+    left = max((mm.end() for mm in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    stop = _SENTENCE_END.search(text, end)
+    sentence = text[left : stop.start() if stop else len(text)]
+    return bool(_FUTURE.search(sentence))
+
+
+def _roll_forward(handler: _Handler, m: re.Match[str], iv: _Interval) -> _Interval:
+    """The next occurrence of a bare month, day or weekday instead of the last one."""
+    start, end, gran = iv
+    if handler is _weekday:
+        return start + timedelta(days=7), end + timedelta(days=7), gran
+    if gran == "month":
+        y, mo = _add_months(start.year, start.month, 12)
+        return _month(y, mo)
+    return _day(_clamped(start.year + 1, start.month, start.day))
+
+
+def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
+    if handler not in (_cued_month, _day_month, _weekday):
+        return False
+    rel = " ".join((m.groupdict().get("rel") or "").casefold().split())
+    return rel not in {"last", "since", "back in", "this past", "past"}
+
+
 def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
     """Find time expressions in ``text`` and resolve them against ``anchor``.
 
@@ -487,7 +522,10 @@ def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
     explicit dates ("8 May 2023", "May 8th, 2023", "May 8th", "2023-05-08",
     "May 2023"); years with a cue ("in 2022", "since 2019", "back in 2010");
     month names with a cue ("in March", "last May", "since June"); seasons
-    ("the summer of 2022", "last summer"). Overlapping
+    ("the summer of 2022", "last summer"). A bare month, day or weekday
+    resolves to the most recent one, or to the next one when its sentence
+    speaks of the future ("will", "'ll", "going to", "plan to", "next" …).
+    Overlapping
     candidates are resolved longest-first. See the module docstring for the
     calendar conventions.
 
@@ -508,8 +546,14 @@ def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
                 interval = handler(m, day)
             except (ValueError, OverflowError, KeyError, StopIteration):
                 interval = None  # impossible dates such as "31 February 2023"
-            if interval is not None and interval[0] < interval[1]:
-                found.append((m.start(), m.end(), interval))
+            if interval is None or not interval[0] < interval[1]:
+                continue
+            # A bare "in September" / "on Saturday" / "May 8th" said of plans means the
+            # next one, not the last one ("I'll cycle the Douro in September").
+            if (interval[1] <= day and _rollable(handler, m)
+                    and _future_context(text, m.start(), m.end())):
+                interval = _roll_forward(handler, m, interval)
+            found.append((m.start(), m.end(), interval))
     # Longest match wins ("the day before yesterday" over "yesterday").
     found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
     chosen: list[tuple[int, int, _Interval]] = []
