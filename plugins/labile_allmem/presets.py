@@ -9,6 +9,8 @@
 * ``allmem-llm``: ``allmem`` where every LLM decision asks the model
   (descriptors, diagnosis, planning); needs an LLM client
   (``[llm] type = "litellm"``).
+* ``allmem-no-consolidation`` and ``allmem-no-expand``: ablations of ``allmem``
+  for the benchmark (no ATC; no stage 2).
 """
 
 from __future__ import annotations
@@ -57,11 +59,27 @@ def _llm() -> dict[str, Any]:
 
 
 #: name -> (summary, zero-argument factory of the table)
+def _no_consolidation() -> dict[str, Any]:
+    table = _hybrid()
+    table["consolidate"] = []
+    return table
+
+
+def _no_expansion() -> dict[str, Any]:
+    table = _hybrid()
+    table["retrieval"]["expand"] = []
+    return table
+
+
 PRESETS: Final[dict[str, tuple[str, Any]]] = {
     "allmem": ("All-Mem, offline: visible surface + typed expansion + ATC, BM25/cosine "
                "hybrid anchors and rerank", _hybrid),
     "allmem-paper": ("All-Mem, offline, the paper's cosine-only anchors and rerank", _paper),
     "allmem-llm": ("All-Mem with LLM descriptors, diagnosis and planning", _llm),
+    "allmem-no-consolidation": ("ablation: allmem without ATC consolidation",
+                                _no_consolidation),
+    "allmem-no-expand": ("ablation: allmem without stage 2 (typed-link expansion)",
+                         _no_expansion),
 }
 
 

@@ -37,7 +37,8 @@ def test_every_component_is_registered_under_the_bundle_prefix(registries):
         "allmem.version",
     ]
     presets = [c.name for c in registries["preset"] if c.plugin == "labile_allmem"]
-    assert sorted(presets) == ["allmem", "allmem-llm", "allmem-paper"]
+    assert sorted(presets) == ["allmem", "allmem-llm", "allmem-no-consolidation",
+                               "allmem-no-expand", "allmem-paper"]
 
 
 @pytest.mark.parametrize("kind", ["extractor", "seeder", "expander", "filter", "consolidator"])
@@ -74,7 +75,10 @@ def test_presets_resolve_with_test_overrides(name):
     config = resolve(table, registries)
     assert config.extractor.type == "allmem.write"
     assert [s.type for s in config.seeders] == ["allmem.visible_anchor"]
-    assert [s.type for s in config.consolidators] == ["allmem.atc"]
+    expected_atc = [] if name == "allmem-no-consolidation" else ["allmem.atc"]
+    assert [s.type for s in config.consolidators] == expected_atc
+    expected_expand = [] if name == "allmem-no-expand" else ["allmem.typed_expand"]
+    assert [s.type for s in config.expanders] == expected_expand
 
 
 def test_preset_tables_name_the_embedded_defaults():
