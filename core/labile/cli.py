@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("components", help="list registered components and their options")
     p.add_argument("--kind", help="only this kind (seeder, store, …)")
     p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    p.add_argument("--bundled", action="store_true",
+                   help="only the plugins that ship with labile (as in the docs)")
 
     p = sub.add_parser("check", help="validate a config and print it resolved")
     p.add_argument("file")
@@ -148,8 +150,10 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_components(args: argparse.Namespace) -> int:
     from labile.docgen import components_json, components_markdown, components_text
     from labile.memory import build_registries
+    from labile.plugins import BUNDLED, get_plugin_manager
 
-    registries = build_registries()
+    pm = get_plugin_manager(only=BUNDLED) if args.bundled else None
+    registries = build_registries(pm)
     kinds = [args.kind] if args.kind else list(registries.by_kind)
     if args.kind:
         registries[args.kind]  # raises with the known kinds

@@ -59,6 +59,7 @@ def get_plugin_manager(
     entry_points: bool = True,
     block: Iterable[str] = (),
     extra: Iterable[object] = (),
+    only: Iterable[str] | None = None,
 ) -> pluggy.PluginManager:
     """A fresh plugin manager with the kernel essentials and the discovered plugins.
 
@@ -67,6 +68,8 @@ def get_plugin_manager(
             the bundled fallback). ``False`` gives the kernel essentials only.
         block: Plugin names to skip, on top of ``LABILE_DISABLE_PLUGINS``.
         extra: Plugin objects (modules or instances) to register directly.
+        only: Load only these entry-point plugins (default: ``LABILE_LOAD_PLUGINS``
+            if set, else all).
 
     The manager carries ``labile_load_errors`` (a list of `PluginLoadError`)
     and ``labile_dists`` (plugin name → (distribution, version)).
@@ -85,7 +88,7 @@ def get_plugin_manager(
     for name in blocked:
         pm.set_blocked(name)
     if entry_points:
-        only = _env_names(ENV_LOAD)
+        only = set(only) if only is not None else _env_names(ENV_LOAD)
         for name, module, dist, version in _discover():
             if (only and name not in only) or pm.is_blocked(name) or pm.has_plugin(name):
                 continue
