@@ -172,8 +172,8 @@ class Memory:
         a crashed import can simply be run again.
 
         Raises:
-            InputError: duplicate ids within the batch, or a bad namespace;
-                nothing is written.
+            InputError: duplicate ids within the batch, an empty observation
+                (no text, no caption), or a bad namespace; nothing is written.
         """
         self._check_open()
         _check_namespace(namespace)
@@ -185,6 +185,11 @@ class Memory:
                 raise InputError(f"expected Observation records, got {type(obs).__name__}")
             if obs.id in seen:
                 raise InputError(f"observation id {obs.id!r} appears twice in one batch")
+            if not obs.text.strip() and not obs.metadata.get("caption"):
+                raise InputError(
+                    f"observation {obs.id!r} has empty text (and no caption): there is "
+                    "nothing to remember; nothing in this batch was written"
+                )
             seen.add(obs.id)
         with self._write_lock:
             return self._add_locked(batch, seen, namespace, start)

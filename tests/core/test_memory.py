@@ -134,3 +134,27 @@ def test_namespaces_never_leak(writes: list[tuple[str, list[str]]]) -> None:
             assert all(o.namespace == ns for o in memory.store.iter_observations(ns))
             expected = sum(1 for v in owner.values() if v == ns)
             assert memory.stats(ns)["store"]["observations"] == expected
+
+
+def test_empty_text_is_rejected_and_nothing_is_written() -> None:
+    with open_memory() as memory:
+        memory.add(observations(["kept"], prefix="k"), namespace="u1")
+        with pytest.raises(InputError, match="'o2' has empty text"):
+            memory.add(observations(["fine", "   "]), namespace="u1")
+        assert memory.stats("u1")["store"]["observations"] == 1
+
+
+def test_photo_only_turn_is_accepted() -> None:
+    with open_memory() as memory:
+        report = memory.add(observations([""], metadata={"caption": "a red kite"}),
+                            namespace="u1")
+        assert report.added == ["o1"]
+        assert memory.search("kite", namespace="u1").hits[0].node.sources == ("o1",)
+
+
+def test_huge_text_is_stored_in_full() -> None:
+    text = "word " * 50_000
+    with open_memory() as memory:
+        memory.add(observations([text]), namespace="u1")
+        (obs,) = memory.store.get_observations("u1", ["o1"])
+        assert obs.text == text
