@@ -517,3 +517,12 @@ def test_keyword_scores_minmax_and_participant_names_dropped() -> None:
     keep = seeder(deps, drop_participants=False)
     keep.seed(q, plan_state(query=q.text, keywords=("Zoe", "kayak"), node_types=None))
     assert keep._keyword_text(NS, SeedPlan(query="q", keywords=("Zoe", "kayak")), q) == "Zoe kayak"
+
+
+def test_question_time_range_keeps_both_readings_of_a_bare_month() -> None:
+    """Asked in May, "in September" may be last September or the next one."""
+    from datetime import UTC, datetime
+
+    lo, hi = question_time_range("What is Maya doing in September?",
+                                 datetime(2024, 5, 14, tzinfo=UTC)) or (None, None)
+    assert lo == datetime(2023, 9, 1, tzinfo=UTC) and hi == datetime(2024, 10, 1, tzinfo=UTC)

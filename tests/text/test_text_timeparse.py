@@ -277,3 +277,14 @@ def test_bare_dates_follow_the_tense(text: str, expected_start: datetime) -> Non
     anchor = datetime(2024, 5, 14, 20, 45, tzinfo=UTC)
     mentions = [m for m in resolve_time_expressions(text, anchor) if m.granularity != "year"]
     assert mentions[0].start == expected_start
+
+
+def test_tense_can_be_forced_either_way() -> None:
+    anchor = datetime(2024, 5, 14, 20, 45, tzinfo=UTC)
+    question = "What is Maya doing in September?"
+    (past,) = resolve_time_expressions(question, anchor, tense="past")
+    (future,) = resolve_time_expressions(question, anchor, tense="future")
+    assert past.start == datetime(2023, 9, 1, tzinfo=UTC)
+    assert future.start == datetime(2024, 9, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="tense"):
+        resolve_time_expressions(question, anchor, tense="later")

@@ -511,7 +511,9 @@ def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
     return rel not in {"last", "since", "back in", "this past", "past"}
 
 
-def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
+def resolve_time_expressions(
+    text: str, anchor: datetime, *, tense: str = "auto"
+) -> list[TimeMention]:
     """Find time expressions in ``text`` and resolve them against ``anchor``.
 
     Supported: today/tonight/yesterday/last night/tomorrow/the day before
@@ -532,11 +534,17 @@ def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
     Args:
         text: Arbitrary text.
         anchor: The moment the text was written; a naive value is taken as UTC.
+        tense: How a bare month, day or weekday is read: ``"auto"`` from its
+            sentence, ``"past"`` always the last one, ``"future"`` always the next
+            one. Questions are ambiguous ("What is she doing in September?"):
+            resolve both ways and keep both readings.
 
     Returns:
         The mentions in text order; every interval is tz-aware (anchor's zone)
         with ``start < end``.
     """
+    if tense not in ("auto", "past", "future"):
+        raise ValueError(f"tense must be 'auto', 'past' or 'future', got {tense!r}")
     tz: tzinfo = anchor.tzinfo or UTC
     day = anchor.date()
     found: list[tuple[int, int, _Interval]] = []
@@ -550,8 +558,10 @@ def resolve_time_expressions(text: str, anchor: datetime) -> list[TimeMention]:
                 continue
             # A bare "in September" / "on Saturday" / "May 8th" said of plans means the
             # next one, not the last one ("I'll cycle the Douro in September").
-            if (interval[1] <= day and _rollable(handler, m)
-                    and _future_context(text, m.start(), m.end())):
+            forward = tense == "future" or (
+                tense == "auto" and _future_context(text, m.start(), m.end())
+            )
+            if interval[1] <= day and _rollable(handler, m) and forward:
                 interval = _roll_forward(handler, m, interval)
             found.append((m.start(), m.end(), interval))
     # Longest match wins ("the day before yesterday" over "yesterday").

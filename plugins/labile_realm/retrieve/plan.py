@@ -185,9 +185,12 @@ def question_time_range(
     """The union of the time expressions in a question, widened by ``padding``.
 
     Relative phrases ("last week") are resolved against ``as_of``, the moment
-    the question is asked.
+    the question is asked. A bare month, day or weekday is read both as the
+    last and as the next one: "What is Maya doing in September?", asked in
+    May, is about plans, while the same words asked in November are not.
     """
-    mentions = resolve_time_expressions(text, as_of)
+    mentions = resolve_time_expressions(text, as_of, tense="past")
+    mentions += resolve_time_expressions(text, as_of, tense="future")
     if not mentions:
         return None
     start = min(m.start for m in mentions) - padding
