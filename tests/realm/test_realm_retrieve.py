@@ -526,3 +526,13 @@ def test_question_time_range_keeps_both_readings_of_a_bare_month() -> None:
     lo, hi = question_time_range("What is Maya doing in September?",
                                  datetime(2024, 5, 14, tzinfo=UTC)) or (None, None)
     assert lo == datetime(2023, 9, 1, tzinfo=UTC) and hi == datetime(2024, 10, 1, tzinfo=UTC)
+
+
+def test_question_time_range_follows_the_question_tense() -> None:
+    from datetime import UTC, datetime
+
+    asked = datetime(2024, 5, 14, tzinfo=UTC)
+    past = question_time_range("What did Maya do in September?", asked)
+    future = question_time_range("What will Maya do in September?", asked)
+    assert past == (datetime(2023, 9, 1, tzinfo=UTC), datetime(2023, 10, 1, tzinfo=UTC))
+    assert future == (datetime(2024, 9, 1, tzinfo=UTC), datetime(2024, 10, 1, tzinfo=UTC))

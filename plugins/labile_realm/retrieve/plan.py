@@ -179,18 +179,32 @@ def question_node_types(text: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
+_PAST_QUESTION = re.compile(
+    r"\b(?:did|was|were|had|went|used\s+to|ago|last|previous(?:ly)?|before)\b", re.IGNORECASE
+)
+_FUTURE_QUESTION = re.compile(
+    r"\b(?:will|going\s+to|plan(?:s|ning)?|next|upcoming|soon)\b|'ll\b", re.IGNORECASE
+)
+
+
 def question_time_range(
     text: str, as_of: datetime, padding: timedelta = timedelta(0)
 ) -> tuple[datetime, datetime] | None:
     """The union of the time expressions in a question, widened by ``padding``.
 
     Relative phrases ("last week") are resolved against ``as_of``, the moment
-    the question is asked. A bare month, day or weekday is read both as the
-    last and as the next one: "What is Maya doing in September?", asked in
-    May, is about plans, while the same words asked in November are not.
+    the question is asked. A bare month, day or weekday follows the question's
+    tense: "What did she do in June?" means the last June, "What will she do
+    in June?" the next one, and a question without a clear tense ("What is
+    Maya doing in September?") keeps both readings.
     """
-    mentions = resolve_time_expressions(text, as_of, tense="past")
-    mentions += resolve_time_expressions(text, as_of, tense="future")
+    if _PAST_QUESTION.search(text):
+        mentions = resolve_time_expressions(text, as_of, tense="past")
+    elif _FUTURE_QUESTION.search(text):
+        mentions = resolve_time_expressions(text, as_of, tense="future")
+    else:
+        mentions = resolve_time_expressions(text, as_of, tense="past")
+        mentions += resolve_time_expressions(text, as_of, tense="future")
     if not mentions:
         return None
     start = min(m.start for m in mentions) - padding
