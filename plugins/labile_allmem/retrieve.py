@@ -21,13 +21,13 @@ Stage timings go to ``state["allmem"]["ms"]`` (the kernel trace also has them).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
 import numpy as np
 from attrs.validators import ge, in_
 
+from labile.fusion import rrf
 from labile.model import Edge, Hit, Node, Query, Reach
 from labile.protocols import Deps, Store
 from labile_allmem.schema import (
@@ -70,15 +70,6 @@ def cosine(query: Query, node: Node) -> float:
     v = np.asarray(node.embedding, dtype=np.float32)
     denom = float(np.linalg.norm(q) * np.linalg.norm(v))
     return float(q @ v) / denom if denom > 0 else 0.0
-
-
-def rrf(rankings: Sequence[tuple[Sequence[str], float]], k: int) -> dict[str, float]:
-    """Reciprocal-rank fusion: Σ weight / (k + rank) over the rankings (rank from 1)."""
-    fused: dict[str, float] = {}
-    for ids, weight in rankings:
-        for rank, node_id in enumerate(ids, start=1):
-            fused[node_id] = fused.get(node_id, 0.0) + weight / (k + rank)
-    return fused
 
 
 @attrs.frozen(kw_only=True)

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 from attrs.validators import ge
 
+from labile.fusion import rrf
 from labile.model import Hit, Query, Reach
 from labile.protocols import Deps, Scored, Store
 
@@ -84,17 +85,18 @@ class BM25Seeder:
 def rrf_fuse(
     lists: list[tuple[list[Scored], float]], *, rrf_k: int
 ) -> list[tuple[Any, float, dict[str, float]]]:
-    """Reciprocal-rank fusion: score(v) = Σ weight / (rrf_k + rank(v)), rank from 1.
+    """Reciprocal-rank fusion (`labile.fusion.rrf`) of scored node lists.
 
     Returns ``(node, fused score, {list index: rank})`` best first, ties by id.
     """
-    fused: dict[str, list[Any]] = {}
-    for li, (scored, weight) in enumerate(lists):
+    nodes: dict[str, Any] = {}
+    ranks: dict[str, dict[str, float]] = {}
+    for li, (scored, _weight) in enumerate(lists):
         for rank, (node, _score) in enumerate(scored, start=1):
-            entry = fused.setdefault(node.id, [node, 0.0, {}])
-            entry[1] += weight / (rrf_k + rank)
-            entry[2][str(li)] = float(rank)
-    out = [(n, s, r) for n, s, r in fused.values()]
+            nodes.setdefault(node.id, node)
+            ranks.setdefault(node.id, {})[str(li)] = float(rank)
+    fused = rrf([([n.id for n, _ in scored], weight) for scored, weight in lists], rrf_k)
+    out = [(nodes[i], score, ranks[i]) for i, score in fused.items()]
     out.sort(key=lambda item: (-item[1], item[0].id))
     return out
 

@@ -1144,12 +1144,13 @@ class LanceStore:
             ranked.append(self.vector_search(namespace, vector, depth, where=where))
         if text and text.strip():
             ranked.append(self.text_search(namespace, text, depth, where=where))
-        scores: dict[str, float] = {}
+        from labile.fusion import rrf
+
         nodes: dict[str, Node] = {}
         for hits in ranked:
-            for rank, (node, _) in enumerate(hits, start=1):
-                scores[node.id] = scores.get(node.id, 0.0) + 1.0 / (rrf_k + rank)
+            for node, _ in hits:
                 nodes.setdefault(node.id, node)
+        scores = rrf([([n.id for n, _ in hits], 1.0) for hits in ranked], rrf_k)
         order = sorted(scores, key=lambda i: -scores[i])  # stable: first-seen order on ties
         return [(nodes[i], scores[i]) for i in order[:k]]
 
