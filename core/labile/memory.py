@@ -239,30 +239,33 @@ class Memory:
         vector = self.embedder.embed([query])[0]
         embed_ms = (time.perf_counter() - t0) * 1000
         q = Query(text=query, namespace=namespace, k=k, as_of=as_of or utcnow(), vector=vector)
-        state: dict[str, Any] = {}
-        trace: list[TraceStep] = []
-        merged: dict[str, Hit] = {}
-        for name, seeder in self.seeders:
-            hits = self._timed(trace, name, "seed", 0, lambda s=seeder: s.seed(q, state))
-            for hit in hits:
-                old = merged.get(hit.node.id)
-                if old is None or hit.score > old.score:
-                    merged[hit.node.id] = hit
-        hits = sorted(merged.values(), key=lambda h: (-h.score, h.node.id))
-        for name, expander in self.expanders:
-            hits = self._timed(trace, name, "expand", len(hits),
-                               lambda e=expander, h=hits: e.expand(q, h, state))
-        for name, filt in self.filters:
-            hits = self._timed(trace, name, "filter", len(hits),
-                               lambda f=filt, h=hits: f.filter(q, h, state))
-        if not self.filters:
-            hits = sorted(hits, key=lambda h: (-h.score, h.node.id))
-        hits = hits[:k]
-        ids = [h.node.id for h in hits]
-        id_set = set(ids)
-        edges = tuple(
-            e for e in self.store.edges_of(namespace, ids, direction="out") if e.dst in id_set
-        )
+        # One freshness check of the store for the whole search, not one per
+        # store call: a REALM search makes dozens of reads.
+        with self.store.reading(namespace):
+            state: dict[str, Any] = {}
+            trace: list[TraceStep] = []
+            merged: dict[str, Hit] = {}
+            for name, seeder in self.seeders:
+                hits = self._timed(trace, name, "seed", 0, lambda s=seeder: s.seed(q, state))
+                for hit in hits:
+                    old = merged.get(hit.node.id)
+                    if old is None or hit.score > old.score:
+                        merged[hit.node.id] = hit
+            hits = sorted(merged.values(), key=lambda h: (-h.score, h.node.id))
+            for name, expander in self.expanders:
+                hits = self._timed(trace, name, "expand", len(hits),
+                                   lambda e=expander, h=hits: e.expand(q, h, state))
+            for name, filt in self.filters:
+                hits = self._timed(trace, name, "filter", len(hits),
+                                   lambda f=filt, h=hits: f.filter(q, h, state))
+            if not self.filters:
+                hits = sorted(hits, key=lambda h: (-h.score, h.node.id))
+            hits = hits[:k]
+            ids = [h.node.id for h in hits]
+            id_set = set(ids)
+            edges = tuple(
+                e for e in self.store.edges_of(namespace, ids, direction="out") if e.dst in id_set
+            )
         return RetrievalResult(
             query=q, hits=tuple(hits), subgraph=Subgraph(node_ids=tuple(ids), edges=edges),
             trace=tuple(trace), embed_ms=embed_ms,

@@ -59,6 +59,11 @@ class MemoryStore:
         return space
 
     @contextmanager
+    def reading(self, namespace: str) -> Iterator[None]:
+        """A no-op: this store lives in one process, so there is nothing to check."""
+        yield
+
+    @contextmanager
     def batch(self, namespace: str) -> Iterator[None]:
         """Writes inside the block commit together or not at all."""
         with self._lock:

@@ -112,6 +112,16 @@ class Store(Protocol):
         """Group the writes made inside the block into one crash-safe batch."""
         ...
 
+    def reading(self, namespace: str) -> AbstractContextManager[None]:
+        """One logical read (a search): the store may check once, on entry,
+        whether other processes committed, instead of before every call.
+
+        Reads inside the block see at least every commit that completed before
+        it was entered, and this process's own writes. A store with nothing to
+        check returns a no-op context. Blocks may nest.
+        """
+        ...
+
     def add_observations(self, namespace: str, observations: Sequence[Observation]) -> None:
         """Append observations to the verbatim log (ids must be new)."""
         ...

@@ -258,6 +258,7 @@ class LanceStore:
         self._commits_since_optimize = 0
         self._last_sync = 0.0
         self._stamp: tuple[int, int, int] | None = None
+        self._reading = threading.local()  # depth of `reading` blocks, per thread
         self._ann_cache: bool | None = None
         self._nodes_rows_cache: int | None = None
         self._schemas: dict[str, pa.Schema] = {}
@@ -481,7 +482,33 @@ class LanceStore:
         self._check_usable()
         if namespace is not None:
             self._check_ns(namespace)
-        self._sync_external()
+        if not getattr(self._reading, "depth", 0):
+            self._sync_external()
+
+    @contextmanager
+    def reading(self, namespace: str) -> Iterator[None]:
+        """One logical read: check for other processes' commits once, on entry.
+
+        Inside the block (on this thread) reads skip the per-call check that
+        `_sync_external` makes. Within two seconds of any commit that check
+        cannot trust the version directory's timestamp and asks LanceDB for
+        the version, a round trip of about 0.5 ms; a REALM search reads the
+        store dozens of times, right after the previous query's feedback
+        committed. Reads inside the block still see every commit completed
+        before it was entered and this process's own writes; a batch started
+        inside it still checks before writing.
+        """
+        self._check_usable()
+        self._check_ns(namespace)
+        depth = getattr(self._reading, "depth", 0)
+        if depth == 0:
+            with self._lock:
+                self._sync_external()
+        self._reading.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._reading.depth = depth
 
     def _meta_stamp(self) -> tuple[int, int, int] | None:
         """A cheap fingerprint of ``meta``'s version directory (one ``stat``).

@@ -295,6 +295,17 @@ def test_nested_batches_commit_with_the_outer_block(store: Store) -> None:
     assert [n.id for n in store.iter_nodes(NS)] == ["a", "b"]
 
 
+def test_reading_blocks_nest_and_see_writes(store: Store) -> None:
+    store.upsert_nodes(NS, [node("a", content="hello coffee", embedding=vec(1))])
+    with store.reading(NS):
+        assert [n.id for n, _ in store.text_search(NS, "coffee", 3)] == ["a"]
+        with store.reading(NS), store.batch(NS):
+            store.upsert_nodes(NS, [node("b", content="more coffee", embedding=vec(2))])
+        assert store.count_nodes(NS) == 2
+        assert {n.id for n, _ in store.vector_search(NS, vec(2), 2)} == {"a", "b"}
+    assert store.count_nodes(NS) == 2
+
+
 # -- namespaces -------------------------------------------------------------------------
 def test_namespaces_are_isolated(store: Store) -> None:
     for ns, text in (("a", "alpha coffee"), ("b", "beta coffee"), ("it's", "quoted coffee")):

@@ -39,6 +39,40 @@ def test_add_then_search_finds_the_turn() -> None:
         assert result.embed_ms > 0 and result.total_ms >= result.embed_ms
 
 
+def test_search_is_one_logical_read_of_the_store() -> None:
+    """Every store read of a search happens inside one ``store.reading`` block."""
+    from contextlib import contextmanager
+
+    from labile.memstore import MemoryStore
+
+    class Tracking(MemoryStore):
+        depth = 0
+        entered = 0
+        outside = 0
+
+        @contextmanager
+        def reading(self, namespace: str):  # type: ignore[no-untyped-def]
+            Tracking.entered += 1
+            Tracking.depth += 1
+            try:
+                yield
+            finally:
+                Tracking.depth -= 1
+
+        def text_search(self, *args: Any, **kw: Any) -> Any:
+            Tracking.outside += Tracking.depth == 0
+            return super().text_search(*args, **kw)
+
+        def vector_search(self, *args: Any, **kw: Any) -> Any:
+            Tracking.outside += Tracking.depth == 0
+            return super().vector_search(*args, **kw)
+
+    with Memory.open({**TABLE}, store=Tracking()) as memory:
+        memory.add(observations(["I adopted a cat named Pixel"]), namespace="u1")
+        memory.search("cat", namespace="u1")
+    assert Tracking.entered == 1 and Tracking.outside == 0
+
+
 def test_re_adding_is_a_reported_no_op() -> None:
     with open_memory() as memory:
         batch = observations(["one", "two"])

@@ -521,6 +521,34 @@ def test_other_connections_see_commits(tmp_path: Path) -> None:
         s.close()
 
 
+def test_reading_checks_for_other_commits_once_on_entry(tmp_path: Path) -> None:
+    writer = open_store(tmp_path / "m")
+    reader = open_store(tmp_path / "m")
+    writer.upsert_nodes("u", [node("a")])
+    checks = 0
+    real = reader._sync_external
+
+    def counting() -> None:
+        nonlocal checks
+        checks += 1
+        real()
+
+    reader._sync_external = counting  # type: ignore[method-assign]
+    with reader.reading("u"):
+        assert reader.count_nodes("u") == 1  # the commit before entry is seen
+        for _ in range(5):
+            reader.get_nodes("u", ["a"])
+            reader.edges_of("u", ["a"])
+    assert checks == 1
+    writer.upsert_nodes("u", [node("b")])
+    assert reader.count_nodes("u") == 2  # outside the block every read checks again
+    assert checks == 2
+    with pytest.raises(StoreError, match="namespace"), reader.reading(""):
+        pass
+    for s in (writer, reader):
+        s.close()
+
+
 def test_another_process_sees_commits(tmp_path: Path) -> None:
     path = tmp_path / "m"
     writer = open_store(path)
