@@ -97,6 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--answer-model")
     p.add_argument("--judge-model")
 
+    p = bench.add_parser("transfer", help="how much feedback on earlier questions could help "
+                         "later ones (from a locomo per-question log)")
+    p.add_argument("log", help="a locomo-PRESET.jsonl written by 'bench locomo --log-dir'")
+    p.add_argument("--embedder", default="minilm", help="embeds the questions (default: minilm)")
+    p.add_argument("--json", dest="json_out")
+
+    p = bench.add_parser("compare", help="question-by-question comparison of two per-question "
+                         "logs (e.g. an ablation against its preset)")
+    p.add_argument("log_a", help="the reference log (A)")
+    p.add_argument("log_b", help="the log compared against it (B)")
+    p.add_argument("--metric", default="recall@5", help="metric whose moved questions are listed")
+    p.add_argument("--list", action="store_true", help="list the questions that moved")
+    p.add_argument("--json", dest="json_out")
+
     p = bench.add_parser("scale", help="synthetic scale benchmark of the lancedb store")
     p.add_argument("--nodes", type=int, default=100_000)
     p.add_argument("--queries", type=int, default=200)
@@ -248,6 +262,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                                   judge_model=args.judge_model)
         _emit(summary, args.json_out)
         return 0
+    if args.bench == "transfer":
+        return _bench_transfer(args)
+    if args.bench == "compare":
+        return _bench_compare(args)
     if args.bench == "scale":
         try:
             from labile_lancedb.bench_scale import run_scale_bench
@@ -288,6 +306,60 @@ def _bench_locomo(args: argparse.Namespace) -> int:
             _out(f"\nQA ({name}): " + json.dumps(preset["qa"], default=str))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
+                                       encoding="utf-8")
+    return 0
+
+
+def _read_question_log(path: Path) -> list[dict[str, Any]]:
+    """The rows of a per-question log, or a `LabileError` saying what is wrong."""
+    try:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LabileError(f"cannot read the per-question log {path}: {exc}") from None
+    if not rows or any(not isinstance(r, dict) or "question" not in r for r in rows):
+        raise LabileError(f"{path} is not a per-question log of 'labile bench locomo --log-dir' "
+                          "(every line needs question, sample_id, gold, retrieved_turns)")
+    return rows
+
+
+def _bench_compare(args: argparse.Namespace) -> int:
+    from labile.bench.compare import compare_logs, format_comparison
+
+    path_a, path_b = Path(args.log_a), Path(args.log_b)
+    try:
+        cmp = compare_logs(_read_question_log(path_a), _read_question_log(path_b),
+                           focus=args.metric)
+    except ValueError as exc:
+        raise LabileError(f"{path_a} vs {path_b}: {exc}") from None
+    _out(format_comparison(cmp, path_a.name, path_b.name))
+    if args.list:
+        for q in cmp.moved:
+            _out(f"{q['sample_id']} #{q['index']} (cat {q['category']}) "
+                 f"{args.metric} {q[args.metric][0]:.2f} -> {q[args.metric][1]:.2f}: "
+                 f"{q['question']}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(cmp.to_dict(), indent=2) + "\n",
+                                       encoding="utf-8")
+    return 0
+
+
+def _bench_transfer(args: argparse.Namespace) -> int:
+    from labile.bench.transfer import analyse_transfer, format_transfer
+    from labile.memory import Memory
+
+    path = Path(args.log)
+    rows = _read_question_log(path)
+    with Memory.open({"store": {"type": "memory"}, "embedder": {"type": args.embedder},
+                      "llm": {"type": "none"}}) as memory:
+        vectors = memory.embedder.embed([str(r["question"]) for r in rows])
+    try:
+        report = analyse_transfer(rows, vectors)
+    except ValueError as exc:
+        raise LabileError(f"{path}: {exc}") from None
+    _out(format_transfer(report))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report.to_dict(), indent=2) + "\n",
                                        encoding="utf-8")
     return 0
 
