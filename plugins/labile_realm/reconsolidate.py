@@ -242,12 +242,14 @@ class OfflineReconsolidationDecider:
     least ``support_overlap`` of the answer's terms or of the query's (with no
     answer: of the query's terms plus those at least two of the top three hits
     agree on, at ``weak_confidence``). Supporting nodes within
-    ``key_rank`` are key evidence, the others supporting context; a node with
-    no shared term is misleading when expansion brought it in and unrelated
-    when a seeder did. Decisions: strengthen edges between supporting nodes;
-    add ``correlates`` between supporting evidence nodes from different turns
-    that are not linked yet (best ranked first, at most ``max_add``); weaken
-    the edge that led to each misleading node when its other end is recalled.
+    ``key_rank`` are key evidence, the others supporting context; a node the
+    caller cited supports fully. A node with no shared term is misleading when
+    expansion brought it in and unrelated when a seeder did. Decisions:
+    strengthen edges between supporting nodes; add ``correlates`` between
+    supporting evidence nodes from different turns that are not linked yet
+    (best ranked first, at most ``max_add``), described by the question and
+    answer that linked them; weaken the edge that led to each misleading node
+    when its other end is recalled.
     """
 
     def __init__(self, config: ReconsolidateConfig) -> None:
@@ -263,11 +265,14 @@ class OfflineReconsolidationDecider:
         scale = 1.0 if from_answer else cfg.weak_confidence
         if feedback.useful is False:
             scale *= 0.5
+        cited = set(feedback.cited)
+        # A node the caller cited was used: that is the strongest signal there
+        # is, whatever its wording shares with the answer.
         support = {
-            h.node.id: _support(set(terms(h.node.description or h.node.content)), signals)
+            h.node.id: 1.0 if h.node.id in cited
+            else _support(set(terms(h.node.description or h.node.content)), signals)
             for h in hits
         }
-        cited = set(feedback.cited)
         supporting = [h for h in hits
                       if support[h.node.id] >= cfg.support_overlap or h.node.id in cited]
         sup_ids = {h.node.id for h in supporting}
@@ -303,6 +308,9 @@ class OfflineReconsolidationDecider:
             key_set = set(key)
             evidence = [h for h in evidence if h.node.id in key_set]
         pred = str(predicate_name(cfg.add_predicate))
+        # The cue that formed the association becomes the new edge's description,
+        # so a later query about the same thing scores the edge (eq. 8) highly.
+        cue = _cue(result.query.text, feedback.answer)
         added = 0
         for i, a in enumerate(evidence):
             for b in evidence[i + 1:]:
@@ -316,8 +324,7 @@ class OfflineReconsolidationDecider:
                 linked.add(pair)
                 c = scale * min(support[a.node.id], support[b.node.id])
                 decisions.append(EdgeDecision(src=a.node.id, dst=b.node.id, action="add",
-                                              predicate=pred, confidence=c,
-                                              reason="recalled together in support of the answer"))
+                                              predicate=pred, confidence=c, reason=cue))
                 added += 1
         by_id = {h.node.id: h for h in hits}
         recalled = set(by_id)
@@ -517,7 +524,17 @@ class RealmReconsolidator:
                 report.bump("weakened" if d.action == "weaken" else "strengthened")
 
 
+def _cue(query: str, answer: str | None, limit: int = 300) -> str:
+    """Why two nodes were linked: the question and the answer they supported."""
+    text = f"recalled together for: {query.strip()}"
+    if answer and answer.strip():
+        text += f" (answer: {answer.strip()})"
+    return text[:limit]
+
+
 def _added_description(d: EdgeDecision) -> str:
+    if d.reason.startswith("recalled together"):
+        return d.reason
     return f"recalled together: {d.reason}" if d.reason else "recalled together"
 
 

@@ -246,3 +246,60 @@ def test_actions_option_limits_the_edits() -> None:
     assert report.counts["not_allowed"] >= 1
     with pytest.raises(ValueError):
         ReconsolidateConfig(actions=("delete",))
+
+
+_FILLER = [
+    "I watched a documentary about whales last night.", "The weather has been rainy all week.",
+    "My sister started a new job at the bakery.", "We tried a new pasta recipe for dinner.",
+    "I'm reading a novel about space explorers.", "The garden tomatoes are finally ripe.",
+    "Our team won the volleyball match on Friday.", "I fixed the leaking kitchen tap myself.",
+    "The museum has a new exhibit on ancient Egypt.", "I signed up for a pottery class.",
+    "My cat knocked over the plant again.", "We are planning a trip to the mountains.",
+    "The concert downtown was really loud.", "I finally cleaned out the garage.",
+    "My neighbour lent me his lawn mower.", "I baked banana bread this morning.",
+]
+
+
+def _rank_of_address_after_feedback(preset: str) -> int | None:
+    """Ask about Gina, cite the two turns used, then ask where to fetch the key.
+
+    The key turn (session 2) and the address turn (session 7) share nothing
+    but a name the second question does not use; citing both for the first
+    question is what should link them.
+    """
+    mem = open_memory(preset)
+    for s in range(1, 9):
+        turns = [("Ana", _FILLER[(2 * s) % 16]), ("Ben", _FILLER[(2 * s + 1) % 16])]
+        if s == 2:
+            turns.append(("Ana", "Jon told me the spare key is with Gina."))
+        if s == 7:
+            turns.append(("Ben", "Gina moved to 14 Elm Street last month."))
+        mem.add(session(s, turns), namespace="u")
+    first = mem.search("What do I know about Gina?", namespace="u", k=5)
+    cited = [h.node.id for h in first.hits
+             if h.node.kind == "realm.event" and h.node.sources[0] in ("D2:3", "D7:3")]
+    assert len(cited) == 2, "the first question must recall both turns"
+    mem.feedback(first, answer="Gina has the spare key and moved to 14 Elm Street.", cited=cited)
+    later = mem.search("Where do I go to pick up the spare key?", namespace="u", k=10)
+    turns = [h.node.sources[0] for h in later.hits]
+    return turns.index("D7:3") if "D7:3" in turns else None
+
+
+def test_cited_feedback_helps_a_later_question() -> None:
+    """With a real signal (the caller's citations) reconsolidation on beats off."""
+    off = _rank_of_address_after_feedback("realm-no-recon")
+    on = _rank_of_address_after_feedback("realm")
+    assert off is None  # without the learned link the address is not recalled
+    assert on is not None and on < 10
+
+
+def test_added_edges_carry_the_cue_that_formed_them() -> None:
+    deps = _deps()
+    op = RealmReconsolidator("realm.reconsolidate", ReconsolidateConfig(), deps)
+    result = _result(deps, "Where did the adopted dog go?", ["a", "c"])
+    report = op.reconsolidate(result, Feedback(answer="to the beach", cited=("a", "c")))
+    added = [e for e in report.log if e.get("decision") == "add"]
+    assert added and added[0]["new_weight"] == pytest.approx(0.8)  # cited: full confidence
+    (edge,) = deps.store.get_edges(NS, [added[0]["edge"]])
+    assert edge.description == ("recalled together for: Where did the adopted dog go? "
+                                "(answer: to the beach)")
