@@ -24,9 +24,9 @@ import time
 from typing import Any, Literal
 
 import attrs
-import numpy as np
 from attrs.validators import ge, in_
 
+from labile import vectors
 from labile.fusion import rrf
 from labile.model import Edge, Hit, Node, Query, Reach
 from labile.protocols import Deps, Store
@@ -64,12 +64,7 @@ def _stage_ms(state: dict[str, Any], stage: str, ms: float) -> None:
 
 def cosine(query: Query, node: Node) -> float:
     """Cosine of the query vector and the node's embedding (0 without one)."""
-    if query.vector is None or node.embedding is None:
-        return 0.0
-    q = np.asarray(query.vector, dtype=np.float32)
-    v = np.asarray(node.embedding, dtype=np.float32)
-    denom = float(np.linalg.norm(q) * np.linalg.norm(v))
-    return float(q @ v) / denom if denom > 0 else 0.0
+    return vectors.cosine(query.vector, node.embedding)
 
 
 @attrs.frozen(kw_only=True)

@@ -67,6 +67,8 @@ class EdgeDecision:
         predicate: Registered predicate name.
         confidence: c in [0, 1].
         reason: Why (kept in the edit log).
+        description: The description of an edge this decision creates
+            (default: from ``reason``); an existing edge keeps its own.
     """
 
     src: str
@@ -75,6 +77,7 @@ class EdgeDecision:
     predicate: str
     confidence: float
     reason: str = ""
+    description: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -323,8 +326,9 @@ class OfflineReconsolidationDecider:
                     continue
                 linked.add(pair)
                 c = scale * min(support[a.node.id], support[b.node.id])
-                decisions.append(EdgeDecision(src=a.node.id, dst=b.node.id, action="add",
-                                              predicate=pred, confidence=c, reason=cue))
+                decisions.append(EdgeDecision(
+                    src=a.node.id, dst=b.node.id, action="add", predicate=pred, confidence=c,
+                    reason="recalled together in support of the answer", description=cue))
                 added += 1
         by_id = {h.node.id: h for h in hits}
         recalled = set(by_id)
@@ -503,7 +507,8 @@ class RealmReconsolidator:
             history = history[-cfg.max_history:] if cfg.max_history else []
             edge = Edge(
                 id=eid, src=d.src, dst=d.dst, predicate=d.predicate, weight=new_w,
-                description=old.description if old is not None else _added_description(d),
+                description=(old.description if old is not None
+                             else d.description or _added_description(d)),
                 origin=Origin.RECONSOLIDATION,
                 created_at=old.created_at if old is not None else now, updated_at=now,
                 attrs={**(old.attrs if old is not None else {}), HISTORY_KEY: history},
@@ -533,8 +538,6 @@ def _cue(query: str, answer: str | None, limit: int = 300) -> str:
 
 
 def _added_description(d: EdgeDecision) -> str:
-    if d.reason.startswith("recalled together"):
-        return d.reason
     return f"recalled together: {d.reason}" if d.reason else "recalled together"
 
 

@@ -90,9 +90,7 @@ def _marked(row: Mapping[str, Any], feedback: str) -> set[str]:
         return set(retrieved[:1])
     if feedback == "self-top3":
         return set(retrieved[:3])
-    if feedback == "oracle":
-        return set(retrieved[:RECALL_K]) & set(row["gold"])
-    raise ValueError(f"unknown feedback model {feedback!r} (use one of {', '.join(FEEDBACKS)})")
+    return set(retrieved[:RECALL_K]) & set(row["gold"])  # oracle
 
 
 def _base_precision(rows: Sequence[Mapping[str, Any]], lo: int, hi: int) -> float:
@@ -133,8 +131,10 @@ def analyse_transfer(
         if missing:
             raise ValueError(f"log row {i} lacks {', '.join(missing)}")
     feedbacks = tuple(feedbacks)
-    for fb in feedbacks:
-        _marked({"retrieved_turns": [], "gold": []}, fb)
+    unknown = [fb for fb in feedbacks if fb not in FEEDBACKS]
+    if unknown:
+        raise ValueError(f"unknown feedback model {unknown[0]!r} "
+                         f"(use one of {', '.join(FEEDBACKS)})")
     raw = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(raw, axis=1, keepdims=True)
     v = raw / np.where(norms > 0, norms, 1.0)

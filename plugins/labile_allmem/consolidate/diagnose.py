@@ -49,6 +49,7 @@ from labile.protocols import Embedder, LLMClient, Store
 from labile.text.entities import is_filler
 from labile.text.keywords import keyphrases
 from labile.text.timeparse import resolve_time_expressions
+from labile.vectors import cosine
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
 from labile_allmem.consolidate.segment import Segmentation, segment, sentence_spans
@@ -114,14 +115,6 @@ class OfflineDiagnosisConfig:
     split_similarity: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     split_min_words: int = attrs.field(default=12, validator=ge(1))
     split_min_segment_words: int = attrs.field(default=5, validator=ge(1))
-
-
-def _cos(a: Node, b: Node) -> float:
-    if a.embedding is None or b.embedding is None:
-        return 0.0
-    va, vb = np.asarray(a.embedding, np.float32), np.asarray(b.embedding, np.float32)
-    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    return float(va @ vb) / denom if denom > 0 else 0.0
 
 
 def _evidence(node: Node) -> str:
@@ -239,7 +232,7 @@ class OfflineDiagnoser:
         cfg = self.config
         if cfg.same_speaker and a.attrs.get("speaker") != b.attrs.get("speaker"):
             return None
-        cos = _cos(a, b)
+        cos = cosine(a.embedding, b.embedding)
         if cos < cfg.merge_cosine:
             return None
         pa, pb = self._p(a), self._p(b)
@@ -303,7 +296,7 @@ class OfflineDiagnoser:
             return None  # small talk and questions state nothing that could be superseded
         if self._pair_duplicate(newer, older) is not None:
             return None
-        cos = _cos(newer, older)
+        cos = cosine(newer.embedding, older.embedding)
         if cos < cfg.update_cosine:
             return None
         if not pn.terms or not po.terms or jaccard(pn.terms, po.terms) < cfg.update_overlap:

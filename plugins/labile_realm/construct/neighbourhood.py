@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import attrs
-import numpy as np
 
 from labile.model import Node, NodeFilter, Vector
 from labile.protocols import Store
+from labile.vectors import cosine
 
 Source = Literal["similarity", "time", "both"]
 
@@ -34,16 +34,6 @@ class Candidate:
     node: Node
     similarity: float
     source: Source
-
-
-def cosine(a: Vector | None, b: Vector | None) -> float:
-    """Cosine similarity of two vectors (0 when either is missing or null)."""
-    if a is None or b is None:
-        return 0.0
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    return float(np.dot(a, b) / (na * nb))
 
 
 class Neighbourhood:

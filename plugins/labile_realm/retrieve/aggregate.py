@@ -25,6 +25,7 @@ from attrs.validators import ge, le
 
 from labile.model import Hit, Query, Subgraph
 from labile.protocols import Deps, Store
+from labile.vectors import cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED
 from labile_realm.retrieve.score import aggregate_score
 from labile_realm.schema import kind_name
@@ -68,7 +69,7 @@ class Aggregate:
         for h in hits:
             s_acc = h.scores.get("access", h.scores.get("seed", h.score)) \
                 if h.via.stage == "expand" else h.scores.get("seed", h.score)
-            sim = _cos(q, h.node.embedding)
+            sim = cosine(q, h.node.embedding)
             score = aggregate_score(s_acc, sim, self.config.alpha)
             scored.append(attrs.evolve(h, score=score,
                                        scores={**h.scores, "similarity": sim, "aggregate": score}))
@@ -102,13 +103,6 @@ def _demote_covered(hits: list[Hit]) -> list[Hit]:
             fresh.append(h)
             covered |= sources
     return fresh + stale
-
-
-def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
-    if a is None or b is None:
-        return 0.0
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
 
 
 def build(config: AggregateConfig, deps: Deps) -> Aggregate:

@@ -36,6 +36,7 @@ from attrs.validators import ge, in_, le
 from labile.errors import ConfigError
 from labile.model import Edge, Hit, Node, Query, Reach
 from labile.protocols import Deps, Store
+from labile.vectors import cosine
 from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
@@ -409,12 +410,12 @@ class RealmExpander:
                 if delta is None:
                     continue
                 d_vec = descs[e.description or e.predicate]
-                sim_r = _cos(d_vec, r_vec)
+                sim_r = cosine(d_vec, r_vec)
                 score = edge_score(sim_r, e.weight, delta, w_sem=self.config.semantic_weight,
                                    w_edge=self.config.edge_weight)
                 if score < action.score_threshold:
                     continue
-                s_acc = access_score(_cos(d_vec, q_vec), e.weight, -delta, self.config.beta)
+                s_acc = access_score(cosine(d_vec, q_vec), e.weight, -delta, self.config.beta)
                 act = self._activation(parent, s_acc)
                 if echo:
                     echoes[other] = max(echoes.get(other, 0.0), act)
@@ -498,11 +499,6 @@ class RealmExpander:
             blocked = blocked | {r.node.id for r in keep}
             paths = keep
         return list(best.values())
-
-
-def _cos(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
 
 
 def make_expander(atom: str, mode: ExpandMode) -> Any:

@@ -33,6 +33,7 @@ from labile.errors import ConfigError
 from labile.model import Hit, Node, NodeFilter, Query, Reach
 from labile.protocols import Deps, Store
 from labile.text.tokenize import words
+from labile.vectors import cosine
 from labile_realm.retrieve.plan import (
     STATE_PLANS,
     STATE_SEED_SCORES,
@@ -224,7 +225,7 @@ class RealmSeeder:
         missing = [n for i, n in nodes.items() if i not in sims]
         if missing and vector is not None:
             for n in missing:
-                sims[n.id] = _cos(vector, n.embedding)
+                sims[n.id] = cosine(vector, n.embedding)
         top_sim = max(sims.values(), default=0.0)
         low_sim = min(sims.values(), default=0.0)
         out = []
@@ -268,13 +269,6 @@ class RealmSeeder:
         if out:
             log.info("realm_seed_last_resort", namespace=query.namespace, count=len(out))
         return out
-
-
-def _cos(a: np.ndarray, b: np.ndarray | None) -> float:
-    if b is None:
-        return 0.0
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
 
 
 def make_seeder(atom: str, mode: SeedMode) -> Any:
