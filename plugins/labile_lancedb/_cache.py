@@ -1,16 +1,14 @@
-"""Per-namespace in-memory caches: node records with numpy filter columns and a
-vector matrix, and edge records with their topology in igraph.
+"""The in-memory structures that serve a namespace's reads: node records with numpy
+filter columns and a vector matrix, and edge records with their topology in igraph.
 
 The store keeps one `Space` per namespace it has touched, loaded lazily from
-LanceDB and updated on every write (write-through), so reads are served from
-memory: a LanceDB round trip costs milliseconds, a dictionary lookup
-microseconds. Caches are dropped (and reloaded on next use) when a batch rolls
-back or another process commits.
+LanceDB (`labile_lancedb._spaces`) and updated on every write (write-through),
+so reads are served from memory: a LanceDB round trip costs milliseconds, a
+dictionary lookup microseconds. Nothing here does I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -247,9 +245,9 @@ class EdgeGraph:
     igraph mutation costs O(E) per call whatever the batch size (about 85 ms at
     1M edges), so new edges go to a buffer that `incident` reads alongside the
     graph; the buffer is merged into the graph in one ``add_edges`` call once it
-    holds a quarter of the graph (amortised O(1) per edge), or when the graph
-    itself is asked for. An edge whose ends change (same id, new src or dst)
-    marks the graph for a rebuild from the records.
+    holds a quarter of the graph and at least 1,024 edges (amortised O(1) per
+    edge). An edge whose ends change (same id, new src or dst) marks the graph
+    for a rebuild from the records.
     """
 
     def __init__(self) -> None:
@@ -333,22 +331,6 @@ class EdgeGraph:
         pend = self._pend_out if mode == "out" else self._pend_in
         out.extend(pend.get(node_id, ()))
         return out
-
-    def graph(self) -> tuple[igraph.Graph, list[str], list[str]]:
-        """The igraph topology with the buffer merged in.
-
-        Returns ``(graph, vertex_names, edge_ids)``: vertex ``i`` is node
-        ``vertex_names[i]`` and igraph edge ``j`` is edge ``edge_ids[j]``. They
-        are the live structures: read them, do not mutate them.
-        """
-        g = self._ready()
-        if self._pending:
-            self._apply_pending()
-        return g, self._vnames, self._geids
-
-    def ids_in_order(self) -> Iterable[str]:
-        """Edge ids in insertion order."""
-        return self.records.keys()
 
 
 @attrs.define

@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 from labile.errors import StoreError
 from labile.model import Edge, Node, NodeFilter, Observation, edge_id
+from labile.protocols import Scored
+from labile_lancedb import _migrations, _search
 from labile_lancedb.config import LanceStoreConfig
 from labile_lancedb.store import LanceStore, migrate
 
@@ -164,7 +166,7 @@ def test_other_embedder_is_refused_naming_both(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", [0, 2])
 def test_other_schema_versions_are_refused(tmp_path: Path, version: int) -> None:
     s = open_store(tmp_path / "m")
-    s._meta_put({"schema_version": str(version)})  # as an older / newer labile would have
+    s._lance.meta_put({"schema_version": str(version)})  # as an older / newer labile would
     s.close()
     with pytest.raises(StoreError) as err:
         open_store(tmp_path / "m")
@@ -172,10 +174,8 @@ def test_other_schema_versions_are_refused(tmp_path: Path, version: int) -> None
 
 
 def test_migrate_runs_registered_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    from labile_lancedb import store as store_mod
-
     calls: list[int] = []
-    monkeypatch.setitem(store_mod.MIGRATIONS, 1, lambda db: calls.append(1))
+    monkeypatch.setitem(_migrations.MIGRATIONS, 1, lambda db: calls.append(1))
     migrate(object(), 1, 2)
     assert calls == [1]
     with pytest.raises(StoreError, match="no migration from version 0"):
@@ -372,7 +372,7 @@ def test_full_text_analysis_and_unindexed_rows(store: LanceStore) -> None:
     assert [n.id for n, _ in store.text_search("u", 'cafe) OR "x" AND *', 5)] == ["cafe"]
 
 
-def test_ann_and_exact_paths_agree(tmp_path: Path) -> None:
+def test_ann_and_exact_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Vectors with latent structure (like real embeddings), queries near data points: the
     # exact top 10 is then well separated, and with every partition probed plus the
     # full-vector refine step the index must find exactly it. (On isotropic random
@@ -393,8 +393,13 @@ def test_ann_and_exact_paths_agree(tmp_path: Path) -> None:
     st_ = s.stats()
     assert st_["ann_index"] and st_["ann_trained_rows"] >= 200
     calls: list[int] = []
-    real = s._ann_search
-    s._ann_search = lambda *a, **kw: calls.append(1) or real(*a, **kw)  # type: ignore[method-assign]
+    real = _search.ann_search
+
+    def counting(*a: Any, **kw: Any) -> list[Scored]:
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(_search, "ann_search", counting)
     filters = [None, NodeFilter(kinds={"even"}, visible=True),
                NodeFilter(time_range=(T0 + timedelta(days=100), T0 + timedelta(days=500)))]
     for q in queries:
@@ -405,20 +410,6 @@ def test_ann_and_exact_paths_agree(tmp_path: Path) -> None:
             np.testing.assert_allclose([v for _, v in auto], [v for _, v in exact], atol=1e-4)
     assert len(calls) == 15  # 600 nodes > threshold: auto took the index every time
     s.close()
-
-
-def test_hybrid_search_fuses_ranks(store: LanceStore) -> None:
-    v = np.eye(DIM, dtype=np.float32)
-    store.upsert_nodes("u", [node("vec-only", content="nothing", embedding=v[0]),
-                             node("both", content="coffee", embedding=v[0] + 0.5 * v[1]),
-                             node("text-only", content="coffee coffee")])
-    hits = store.hybrid_search("u", "coffee", v[0], 3)
-    # both: 2nd in each list; vec-only and text-only: 1st in one list (tie: vector first).
-    assert [n.id for n, _ in hits] == ["both", "vec-only", "text-only"]
-    assert [s for _, s in hits] == pytest.approx([2 / 62, 1 / 61, 1 / 61])
-    assert [n.id for n, _ in store.hybrid_search("u", "coffee", None, 5)] == [
-        "text-only", "both"]
-    assert store.hybrid_search("u", "", None, 5) == []
 
 
 # -- writes, fragments, caches ---------------------------------------------------------------
@@ -482,25 +473,61 @@ def test_reads_are_served_from_memory(store: LanceStore) -> None:
         store._tables.update(tables)
 
 
+def igraph_edges(store: LanceStore, namespace: str) -> set[tuple[str, str, str]]:
+    """``(src, dst, edge id)`` of every edge in the namespace's igraph topology, with the
+    write buffer merged in first: a white-box view of `labile_lancedb._cache.EdgeGraph`."""
+    graph = store._spaces.edges(namespace)
+    g = graph._ready()
+    if graph._pending:
+        graph._apply_pending()
+    names, eids = graph._vnames, graph._geids
+    return {(names[e.source], names[e.target], eids[e.index]) for e in g.es}
+
+
+def table_edges(path: Path, namespace: str) -> set[tuple[str, str, str]]:
+    """``(src, dst, edge id)`` of every committed edge, read by a fresh store from LanceDB."""
+    reader = open_store(path)
+    try:
+        return {(e.src, e.dst, e.id) for e in reader.iter_edges(namespace)}
+    finally:
+        reader.close()
+
+
 def test_buffered_edges_are_visible_and_reach_igraph(store: LanceStore) -> None:
     store.upsert_nodes("u", [node(f"n{i}") for i in range(40)])
     store.upsert_edges("u", [edge("n0", "n1")])
-    g, names, eids = store.graph("u")
-    assert g.ecount() == 1
+    assert igraph_edges(store, "u") == table_edges(store.path, "u") == {
+        ("n0", "n1", edge_id("n0", "rel", "n1"))}
     with store.batch("u"):  # buffered, below the merge threshold
         store.upsert_edges("u", [edge(f"n{i}", f"n{i + 1}") for i in range(1, 30)])
         assert [e.id for e in store.edges_of("u", ["n5"], direction="both")] == [
             edge_id("n5", "rel", "n6"), edge_id("n4", "rel", "n5")]
-    g, names, eids = store.graph("u")
-    assert g.ecount() == 30 and len(eids) == 30
-    v = names.index("n5")
-    assert sorted(eids[i] for i in g.incident(v, mode="all")) == [
-        edge_id("n4", "rel", "n5"), edge_id("n5", "rel", "n6")]
+    in_igraph = igraph_edges(store, "u")
+    assert in_igraph == table_edges(store.path, "u")
+    assert len(in_igraph) == 30
     # Re-pointing an edge id (unusual but allowed) rebuilds the topology.
     store.upsert_edges("u", [Edge(id=edge_id("n0", "rel", "n1"), src="n2", dst="n3",
                                   predicate="rel")])
     assert [e.id for e in store.edges_of("u", ["n0"])] == []
     assert edge_id("n0", "rel", "n1") in [e.id for e in store.edges_of("u", ["n2"])]
+    assert ("n2", "n3", edge_id("n0", "rel", "n1")) in igraph_edges(store, "u")
+    assert igraph_edges(store, "u") == table_edges(store.path, "u")
+
+
+def test_a_large_edge_buffer_is_merged_into_igraph_in_one_step(store: LanceStore) -> None:
+    """igraph mutation costs O(E) per call, so new edges wait in a buffer that is merged
+    once it holds 1,024 edges (or a quarter of the graph); reads see both meanwhile."""
+    store.upsert_nodes("u", [node(f"n{i}") for i in range(1200)])
+    store.upsert_edges("u", [edge("n0", "n1")])
+    store.edges_of("u", ["n0"])  # builds the graph: later edges go to the buffer
+    store.upsert_edges("u", [edge(f"n{i}", f"n{i + 1}") for i in range(1, 1100)])
+    graph = store._spaces.edges("u")
+    assert graph._g is not None
+    assert graph._g.ecount() == 1025 and len(graph._pending) == 75  # 1,024 merged at once
+    assert [e.id for e in store.edges_of("u", ["n1099"], direction="both")] == [
+        edge_id("n1099", "rel", "n1100"), edge_id("n1098", "rel", "n1099")]
+    assert igraph_edges(store, "u") == table_edges(store.path, "u")
+    assert len(table_edges(store.path, "u")) == 1100
 
 
 def test_other_connections_see_commits(tmp_path: Path) -> None:
@@ -526,14 +553,14 @@ def test_reading_checks_for_other_commits_once_on_entry(tmp_path: Path) -> None:
     reader = open_store(tmp_path / "m")
     writer.upsert_nodes("u", [node("a")])
     checks = 0
-    real = reader._sync_external
+    real = reader._engine.sync_external
 
     def counting() -> None:
         nonlocal checks
         checks += 1
         real()
 
-    reader._sync_external = counting  # type: ignore[method-assign]
+    reader._engine.sync_external = counting  # type: ignore[method-assign]
     with reader.reading("u"):
         assert reader.count_nodes("u") == 1  # the commit before entry is seen
         for _ in range(5):
@@ -599,11 +626,11 @@ def test_recovery_recreates_an_index_the_restore_dropped(tmp_path: Path) -> None
     nodes = s._tables["nodes"]
     nodes.drop_index("search_text_idx")
     versions = {n: s._tables[n].version for n in ("observations", "nodes", "edges")}
-    nodes.create_index("search_text", config=s._fts_config())
+    nodes.create_index("search_text", config=s._lance.fts_config())
     s.upsert_nodes("u", [node("b", content="coffee b")])
     import json
 
-    s._meta_put({"intent": json.dumps(versions)})  # as a writer killed mid-commit leaves it
+    s._lance.meta_put({"intent": json.dumps(versions)})  # as a killed writer leaves it
     s.close()
     s = open_store(tmp_path / "m")
     assert s._meta_read()["intent"] == ""
@@ -664,16 +691,16 @@ def test_searches_without_the_namespace_prefilter_still_check_namespaces(
     s.build_ann_index()
     q = rvec(rng)[0]
     seen: list[bool] = []
-    real = s._ann_query
+    real = _search.ann_query
 
     def spy(*a: Any, **kw: Any) -> Any:
         seen.append(kw["namespace_clause"])
         return real(*a, **kw)
 
-    monkeypatch.setattr(s, "_ann_query", spy)
+    monkeypatch.setattr(_search, "ann_query", spy)
     assert {n.namespace for n, _ in s.vector_search("a", q, 10, mode="ann")} == {"a"}
     assert seen == [True]  # two namespaces: the clause is needed
-    monkeypatch.setattr(s, "_node_rows", lambda: 60)  # pretend "a" owns the table
+    monkeypatch.setattr(s._lance, "node_rows", lambda: 60)  # pretend "a" owns the table
     seen.clear()
     hits = s.vector_search("a", q, 10, mode="ann")
     assert {n.namespace for n, _ in hits} == {"a"} and len(hits) == 10

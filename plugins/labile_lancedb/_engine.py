@@ -1,0 +1,318 @@
+"""`Engine`: one open store's moving parts, and the rules that keep them consistent.
+
+`labile_lancedb.store.LanceStore` implements the `Store` methods (what each
+call means for records); the engine decides *when* state is consistent:
+
+* **Opening**: create a new store or check an existing one, undo a dead
+  writer's half-written transaction, add indexes an older build lacked.
+* **Threads**: ``lock`` serialises one operation's access to the caches and
+  tables; ``txn_lock`` is held by the writing thread for a whole batch, so other
+  threads' reads proceed between its operations but no second writer starts.
+* **The store-wide transaction**: `batch` opens it (nested blocks, on any
+  namespace, join it), `staged` hands out the namespace buffers and ``seq``
+  numbers, and the outermost block commits it through the
+  `labile_lancedb._txn.Journal` or rolls it back.
+* **Other processes**: before a read (once per `reading` block) and before a
+  transaction, caches are dropped if another process committed.
+* **Maintenance**: compaction every ``optimize_every`` commits, and ANN index
+  training when due, after a commit has made its batch durable.
+
+Once a rollback fails, the engine refuses every further call: the intent left
+in ``meta`` is undone by the next open.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
+
+from labile.errors import StoreError
+from labile_lancedb import _maintenance, _rows
+from labile_lancedb._freshness import CommitWatcher
+from labile_lancedb._lock import LOCK_FILE, FileLock
+from labile_lancedb._spaces import SpaceCache
+from labile_lancedb._tables import LanceTables, prepare_directory, temporary_directory
+from labile_lancedb._txn import OPEN_WAIT_S, Journal, Pending, Txn
+from labile_lancedb.config import LanceStoreConfig
+
+__all__ = ["Engine"]
+
+log = structlog.get_logger(__name__)
+
+
+class Engine:
+    """Opens the store at ``config.path`` for vectors of ``embedder_name`` (``dim``-d).
+
+    Attributes:
+        path: The store directory (a fresh temporary one for ``memory://``).
+        tables: The LanceDB side (`labile_lancedb._tables.LanceTables`).
+        spaces: The per-namespace caches.
+        lock: Held for the duration of one store operation.
+
+    Raises:
+        StoreError: the store cannot be opened; the message says why.
+    """
+
+    def __init__(self, config: LanceStoreConfig, embedder_name: str, dim: int) -> None:
+        self.config = config
+        self.embedder_name, self.dim = embedder_name, dim
+        self.lock = threading.RLock()
+        self._txn_lock = threading.RLock()
+        self.txn: Txn | None = None
+        self._closed = False
+        self._broken: str | None = None
+        self._commits_since_optimize = 0
+        self._seq = 1  # the next record's seq; the stored counter is read on open
+        self._reading = threading.local()  # depth of `reading` blocks, per thread
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        if config.path in ("", "memory://"):
+            self.path = temporary_directory()
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.path), True)
+        else:
+            self.path = prepare_directory(config.path)
+        self.tables = LanceTables(self.path, dim, config)
+        self.spaces = SpaceCache(self.tables)
+        self._watcher = CommitWatcher(self.path / "meta.lance" / "_versions",
+                                      config.read_consistency_s)
+        self._flock = FileLock(self.path / LOCK_FILE, config.lock_timeout_s)
+        self._journal = Journal(self.tables, self._flock)
+        try:
+            self._open()
+        except BaseException as exc:
+            self._flock.close()
+            if self._finalizer is not None:
+                self._finalizer()
+            if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                raise StoreError(f"cannot open the store at {self.path}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+            raise
+
+    def _open(self) -> None:
+        tables = self.tables
+        if not tables.connect():
+            with self._flock.holding():  # two processes creating one store: one does it
+                tables.create_if_missing(self.embedder_name)
+        tables.open_tables()
+        meta = tables.meta_read()
+        tables.check(meta, self.embedder_name)
+        if meta.get("intent"):
+            wait_s = min(self.config.lock_timeout_s, OPEN_WAIT_S)
+            meta = self._journal.recover_abandoned(meta, wait_s)
+        if tables.missing_indexes():  # a store from an older build may lack some
+            with self._flock.holding():
+                tables.ensure_indexes()
+        self._seq = int(meta.get("next_seq", "1"))
+        tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
+        tables.meta_version = tables.meta_table.version
+        self._watcher.looked_now()
+        log.debug("lancedb_store_opened", path=str(self.path), embedder=self.embedder_name,
+                  dim=self.dim)
+
+    # -- guards and freshness ------------------------------------------------------------
+    def check_usable(self) -> None:
+        """Refuse a closed store, or one whose rollback failed.
+
+        Raises:
+            StoreError: naming which of the two, and what to do.
+        """
+        if self._closed:
+            raise StoreError("this LanceStore is closed")
+        if self._broken:
+            raise StoreError(f"this LanceStore needs recovery ({self._broken}); reopen it")
+
+    @staticmethod
+    def check_namespace(namespace: object) -> str:
+        """``namespace`` if it can key rows.
+
+        Raises:
+            StoreError: not a non-empty string, contains the key separator, or
+                is not valid Unicode.
+        """
+        if not isinstance(namespace, str) or not namespace:
+            raise StoreError(f"namespace must be a non-empty string, got {namespace!r}")
+        if _rows.KEY_SEP in namespace:
+            raise StoreError("namespace must not contain the unit separator '\\x1f'")
+        _rows.check_text("namespace", namespace)
+        return namespace
+
+    def begin_read(self, namespace: str | None) -> None:
+        """Checks before a read (the caller holds ``lock``): usable, valid namespace, fresh."""
+        self.check_usable()
+        if namespace is not None:
+            self.check_namespace(namespace)
+        if not getattr(self._reading, "depth", 0):
+            self.sync_external()
+
+    @contextmanager
+    def reading(self, namespace: str) -> Iterator[None]:
+        """See `labile_lancedb.store.LanceStore.reading`."""
+        self.check_usable()
+        self.check_namespace(namespace)
+        depth = getattr(self._reading, "depth", 0)
+        if depth == 0:
+            with self.lock:
+                self.sync_external()
+        self._reading.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._reading.depth = depth
+
+    def sync_external(self) -> None:
+        """Drop the caches if another process committed since we last looked.
+
+        Never inside our own transaction: its writes are in the caches only.
+        """
+        if self.txn is not None:
+            return
+        tables = self.tables
+        version = self._watcher.new_version(tables)
+        if version is None:
+            return
+        log.debug("lancedb_external_commit", seen=version, known=tables.meta_version)
+        tables.checkout_latest()
+        self.spaces.clear()
+        tables.forget_counts()
+        meta = tables.meta_read()
+        self._seq = max(self._seq, int(meta.get("next_seq", "1")))
+        tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
+        tables.meta_version = version
+
+    # -- transactions --------------------------------------------------------------------
+    @contextmanager
+    def batch(self, namespace: str) -> Iterator[None]:
+        """See `labile_lancedb.store.LanceStore.batch`."""
+        self.check_usable()
+        self.check_namespace(namespace)
+        with self._txn_lock:
+            txn = self.txn
+            outer = txn is None
+            if txn is None:
+                with self.lock:
+                    self.sync_external()
+                txn = self.txn = Txn(owner=threading.get_ident())
+            txn.depth += 1
+            try:
+                yield
+            except BaseException:
+                txn.depth -= 1
+                if outer:
+                    self.txn = None
+                    self._rollback(txn)
+                raise
+            txn.depth -= 1
+            if outer:
+                self.txn = None
+                self._commit(txn)
+
+    def staged(self, namespace: str) -> Pending:
+        """The open transaction's buffer for ``namespace`` (call inside `batch`, holding
+        ``lock``, once the call's records are validated)."""
+        txn = self.txn
+        assert txn is not None  # every write runs inside `batch`
+        self.spaces.wrote(namespace)
+        return txn.pending_for(namespace)
+
+    def next_seq(self) -> int:
+        """A new ``seq``: the store-wide insertion order of records."""
+        seq = self._seq
+        self._seq += 1
+        return seq
+
+    def _commit(self, txn: Txn) -> None:
+        if not txn.dirty():
+            if txn.optimize_requested:
+                self.optimize()
+            return
+        with self.lock:
+            try:
+                self._journal.commit(txn, next_seq=self._seq)
+            except Exception as exc:
+                self._rollback(txn)
+                raise StoreError(f"commit to {self.path} failed and was rolled back: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+            except BaseException:
+                self._rollback(txn)
+                raise
+            self._commits_since_optimize += 1
+            try:
+                if (txn.optimize_requested
+                        or self._commits_since_optimize >= self.config.optimize_every):
+                    self._compact()
+                self._maybe_build_ann()
+            except Exception as exc:  # the batch is durable; maintenance can wait
+                log.error("lancedb_maintenance_failed", path=str(self.path),
+                          error=f"{type(exc).__name__}: {exc}")
+
+    def _rollback(self, txn: Txn) -> None:
+        with self.lock:
+            try:
+                failure = self._journal.rollback(txn)
+                if failure is not None:  # the intent stays: the next open restores
+                    self._broken = failure
+            finally:
+                self.spaces.forget(txn.touched)
+
+    def flush_if_owner(self, namespace: str) -> None:
+        """Make this thread's uncommitted writes in ``namespace`` visible to LanceDB queries.
+
+        Full-text and ANN searches run inside LanceDB, which cannot see the
+        in-memory buffer; they write it out first (under the transaction's
+        intent, so a rollback or a crash still undoes it).
+        """
+        txn = self.txn
+        if txn is None or not txn.owned_here():
+            return
+        if txn.pending.get(namespace):
+            self._journal.write(txn)
+
+    def pending(self, namespace: str) -> Pending | None:
+        """The open transaction's buffer for ``namespace``, if any (for reads)."""
+        return self.txn.pending.get(namespace) if self.txn is not None else None
+
+    # -- maintenance and lifecycle -------------------------------------------------------
+    def optimize(self) -> None:
+        """See `labile_lancedb.store.LanceStore.optimize`."""
+        self.check_usable()
+        txn = self.txn
+        if txn is not None and txn.owned_here():
+            txn.optimize_requested = True
+            return
+        with self._txn_lock, self.lock:
+            self._compact()
+            self._maybe_build_ann()
+
+    def _compact(self) -> None:
+        _maintenance.compact(self.tables, self._flock)
+        self._commits_since_optimize = 0
+
+    def build_ann_index(self) -> float:
+        """See `labile_lancedb.store.LanceStore.build_ann_index`."""
+        with self.lock:
+            self.check_usable()
+            return _maintenance.train_ann_index(self.tables, self._flock)
+
+    def _maybe_build_ann(self) -> None:
+        if _maintenance.ann_index_due(self.tables):
+            self.build_ann_index()
+
+    def close(self) -> None:
+        """See `labile_lancedb.store.LanceStore.close`."""
+        if self._closed:
+            return
+        txn = self.txn
+        if txn is not None and txn.owned_here():
+            raise StoreError("close() called inside an open batch; leave the batch first")
+        with self._txn_lock, self.lock:
+            self._closed = True
+            self.spaces.clear()
+            self.tables.close()
+            self._flock.close()
+            if self._finalizer is not None:
+                self._finalizer()

@@ -1,0 +1,363 @@
+"""`LanceTables`: the store's directory, its LanceDB connection and its four tables.
+
+Layout: one LanceDB database per store directory with the tables
+``observations``, ``nodes``, ``edges`` (the data tables, schemas in
+`labile_lancedb._rows`) and ``meta``, a key/value table holding the storage
+schema version, the embedder's name and dimension, the commit intent, the
+``seq`` counter and the row count the ANN index was trained on.
+
+This module owns everything that touches those tables as tables: creating a
+new store (``meta`` last, so its presence marks a complete store), checking an
+existing one (schema version, embedder, columns), the indexes each table
+should have, reading and writing ``meta``, scans, appends and upserts, table
+versions and their restore, and table statistics. It holds no records and
+takes no locks: callers serialise access (`labile_lancedb.store.LanceStore`)
+and hold the cross-process lock where a method says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import structlog
+
+from labile.errors import StoreError
+from labile.model import utcnow
+from labile_lancedb import _rows
+from labile_lancedb._migrations import migrate
+from labile_lancedb.config import LanceStoreConfig
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["DATA_TABLES", "LanceTables", "disk_usage", "prepare_directory", "temporary_directory"]
+
+log = structlog.get_logger(__name__)
+
+#: The tables a transaction writes, in the order a commit writes them.
+DATA_TABLES: Final = ("observations", "nodes", "edges")
+_ALL_TABLES: Final = (*DATA_TABLES, "meta")
+
+
+def temporary_directory() -> Path:
+    """A fresh directory for a store that lives only as long as its object."""
+    return Path(tempfile.mkdtemp(prefix="labile-lancedb-"))
+
+
+def prepare_directory(option: str) -> Path:
+    """The absolute store directory for the ``path`` option, created if missing.
+
+    Raises:
+        StoreError: the path is a regular file, cannot be created, or is not
+            writable; the message names the path.
+    """
+    path = Path(option).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise StoreError(
+            f"store path {path} is a regular file, not a directory; point [store] path "
+            "at a directory (it is created if missing)"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the store directory {path}: {exc.strerror or exc}"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StoreError(f"store directory {path} is not writable by this process")
+    return path
+
+
+def disk_usage(path: Path) -> int:
+    """Bytes of the regular files under ``path`` (old table versions included)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.stat(os.path.join(root, f)).st_size
+    return total
+
+
+class LanceTables:
+    """The LanceDB side of one open store.
+
+    Attributes:
+        path: The store directory.
+        dim: Length of the vectors in ``nodes.embedding``.
+        config: The store's options.
+        schemas: Arrow schema of each table.
+        handles: LanceDB table objects by name (all four once `open_tables` ran).
+        meta_version: The ``meta`` version this process last wrote or read;
+            another value in LanceDB means another process committed.
+        ann_trained_rows: Rows of ``nodes`` when the ANN index was last trained.
+    """
+
+    def __init__(self, path: Path, dim: int, config: LanceStoreConfig) -> None:
+        self.path = path
+        self.dim = dim
+        self.config = config
+        self.schemas: dict[str, pa.Schema] = _rows.schemas(dim)
+        self.handles: dict[str, Any] = {}
+        self.meta_version = 0
+        self.ann_trained_rows = 0
+        self._db: Any = None
+        self._has_ann_index: bool | None = None
+        self._node_rows: int | None = None
+
+    # -- opening ----------------------------------------------------------------------
+    def connect(self) -> bool:
+        """Connect to the directory; whether it already holds a complete store.
+
+        Raises:
+            StoreError: LanceDB cannot open the directory.
+        """
+        import lancedb  # lazy: the import costs about 1.4 s
+
+        try:
+            self._db = lancedb.connect(
+                str(self.path),
+                read_consistency_interval=timedelta(seconds=self.config.read_consistency_s),
+            )
+            return "meta" in self._existing()
+        except Exception as exc:
+            raise StoreError(f"cannot open LanceDB at {self.path}: {exc}") from exc
+
+    def _existing(self) -> set[str]:
+        return set(self._db.list_tables().tables)
+
+    def create_if_missing(self, embedder_name: str) -> None:
+        """Create the tables and indexes of a new store, unless another process just did.
+
+        The caller holds the write lock: two processes opening a new directory
+        at once must not both create it.
+
+        Raises:
+            StoreError: the directory holds data tables with rows but no ``meta``
+                (it is not a labile store).
+        """
+        import pyarrow as pa
+
+        existing = self._existing()
+        if "meta" in existing:
+            return
+        for name in DATA_TABLES:
+            if name in existing:
+                # Left by an open that died before writing meta: reuse it only if empty.
+                tbl = self._db.open_table(name)
+                if tbl.count_rows() > 0:
+                    raise StoreError(
+                        f"{self.path} holds a LanceDB table {name!r} with rows but no labile "
+                        "meta table: it is not a labile store"
+                    )
+                self._db.drop_table(name)
+            self.handles[name] = self._db.create_table(name, schema=self.schemas[name])
+        self.ensure_indexes()
+        if "meta" in existing:
+            self._db.drop_table("meta")
+        now = utcnow().isoformat()
+        rows = {"schema_version": str(_rows.SCHEMA_VERSION), "embedder_name": embedder_name,
+                "embedder_dim": str(self.dim), "created_at": now, "intent": "", "next_seq": "1",
+                "ann_trained_rows": "0"}
+        data = pa.table({"key": list(rows), "value": list(rows.values())},
+                        schema=self.schemas["meta"])
+        self.handles["meta"] = self._db.create_table("meta", data=data)
+        log.debug("lancedb_store_created", path=str(self.path), embedder=embedder_name,
+                  dim=self.dim)
+
+    def open_tables(self) -> None:
+        """Open every table not opened yet (by `create_if_missing`)."""
+        for name in _ALL_TABLES:
+            if name not in self.handles:
+                self.handles[name] = self._db.open_table(name)
+
+    def check(self, meta: dict[str, str], embedder_name: str) -> None:
+        """Check that the store is one this code can use with this embedder.
+
+        Runs the schema migrations (`labile_lancedb._migrations.migrate`).
+
+        Raises:
+            StoreError: no schema version, a version that cannot be migrated,
+                another embedder (name or dimension; the message names both),
+                or a data table whose columns differ from the expected ones.
+        """
+        if "schema_version" not in meta:
+            raise StoreError(f"{self.path}: the meta table has no schema_version; not a labile "
+                             "store, or a damaged one")
+        migrate(self._db, int(meta["schema_version"]), where=str(self.path))
+        name, dim = meta.get("embedder_name"), int(meta.get("embedder_dim", "0"))
+        if name != embedder_name or dim != self.dim:
+            raise StoreError(
+                f"store {self.path} holds vectors of embedder {name!r} ({dim}-d), but this "
+                f"pipeline uses embedder {embedder_name!r} ({self.dim}-d); open it with "
+                "the same embedder, or use another store path"
+            )
+        for table in DATA_TABLES:
+            have, want = self.handles[table].schema, self.schemas[table]
+            if [(f.name, f.type) for f in have] != [(f.name, f.type) for f in want]:
+                raise StoreError(f"{self.path}: table {table!r} does not have the expected "
+                                 "columns; the store is damaged or was written by other software")
+
+    def close(self) -> None:
+        """Drop the table handles and the connection."""
+        self.handles.clear()
+        self._db = None
+
+    # -- indexes ----------------------------------------------------------------------
+    def fts_config(self) -> Any:
+        """The full-text index settings of ``nodes.search_text``."""
+        from lancedb.index import FTS
+
+        return FTS(language=self.config.fts_language, stem=True, remove_stop_words=True,
+                   lower_case=True, ascii_folding=True)
+
+    def ensure_indexes(self) -> None:
+        """Create every index the tables should have and lack (caller holds the write lock).
+
+        Keys get a BTree (upserts and lookups); namespace and the node columns
+        that filters test get bitmaps (a prefilter over a bitmap costs LanceDB
+        a quarter of a column scan); ``search_text`` gets the FTS index.
+        """
+        from lancedb.index import Bitmap, BTree
+
+        configs = {"key": BTree(), "namespace": Bitmap(), "has_embedding": Bitmap(),
+                   "visible": Bitmap(), "kind": Bitmap(), "search_text": self.fts_config()}
+        for name, column in self.missing_indexes():
+            self.handles[name].create_index(column, config=configs[column])
+
+    def missing_indexes(self) -> list[tuple[str, str]]:
+        """``(table, column)`` of every expected index that does not exist."""
+        missing = []
+        for name in DATA_TABLES:
+            have = {tuple(ix.columns) for ix in self.handles[name].list_indices()}
+            wanted = ["key", "namespace"]
+            if name == "nodes":
+                wanted += ["has_embedding", "visible", "kind", "search_text"]
+            missing += [(name, col) for col in wanted if (col,) not in have]
+        return missing
+
+    def has_ann_index(self) -> bool:
+        """Whether ``nodes.embedding`` has a vector index (cached until a restore)."""
+        if self._has_ann_index is None:
+            self._has_ann_index = any(
+                tuple(ix.columns) == ("embedding",) for ix in self.handles["nodes"].list_indices()
+            )
+        return self._has_ann_index
+
+    def ann_index_built(self) -> None:
+        """Record that the vector index now exists (`has_ann_index` need not ask)."""
+        self._has_ann_index = True
+
+    # -- meta ---------------------------------------------------------------------------
+    @property
+    def meta_table(self) -> Any:
+        """The LanceDB ``meta`` table."""
+        return self.handles["meta"]
+
+    def meta_read(self) -> dict[str, str]:
+        """Every ``meta`` entry, as committed in the version this process sees."""
+        rows = self.meta_table.to_arrow().to_pylist()
+        return {r["key"]: r["value"] for r in rows}
+
+    def meta_put(self, items: dict[str, str]) -> None:
+        """Insert or replace ``meta`` entries (one commit) and note the new version."""
+        import pyarrow as pa
+
+        data = pa.table({"key": list(items), "value": list(items.values())},
+                        schema=self.schemas["meta"])
+        (self.meta_table.merge_insert("key").when_matched_update_all()
+         .when_not_matched_insert_all().execute(data))
+        self.meta_version = self.meta_table.version
+
+    # -- versions -----------------------------------------------------------------------
+    def data_versions(self) -> dict[str, int]:
+        """The current version of each data table (what a commit intent records)."""
+        return {name: self.handles[name].version for name in DATA_TABLES}
+
+    def restore(self, versions: dict[str, int]) -> None:
+        """Bring each named table back to its recorded version (caller holds the write lock).
+
+        ``restore`` also brings back the index set of the old version, so the
+        indexes a later version had added (the FTS index in particular, without
+        which full-text queries fail) are re-created.
+        """
+        for name, version in versions.items():
+            tbl = self.handles[name]
+            tbl.checkout_latest()
+            if tbl.version != version:
+                tbl.restore(version)
+        self.ensure_indexes()
+        self.forget_counts()
+
+    def checkout_latest(self) -> None:
+        """Move every data table to its newest version (after another process committed)."""
+        for name in DATA_TABLES:
+            self.handles[name].checkout_latest()
+
+    def optimize(self) -> None:
+        """Compact every table, drop versions older than ``keep_versions_s`` and fold new
+        rows into the indexes (caller holds the write lock)."""
+        keep = timedelta(seconds=self.config.keep_versions_s)
+        for name in _ALL_TABLES:
+            self.handles[name].optimize(cleanup_older_than=keep)
+        self.ensure_indexes()
+        self.meta_version = self.meta_table.version
+
+    # -- rows ---------------------------------------------------------------------------
+    def scan(self, table: str, where: str, columns: list[str] | None = None) -> pa.Table:
+        """Every row of ``table`` passing the SQL filter ``where`` (``columns`` only, if given)."""
+        q = self.handles[table].search().where(where)
+        if columns is not None:
+            q = q.select(columns)
+        result: pa.Table = q.limit(None).to_arrow()
+        return result
+
+    def append(self, table: str, data: pa.Table) -> None:
+        """Add new rows (cheap: one new fragment)."""
+        self.handles[table].add(data)
+
+    def upsert(self, table: str, data: pa.Table) -> None:
+        """Insert or replace rows by ``key``."""
+        (self.handles[table].merge_insert("key").when_matched_update_all()
+         .when_not_matched_insert_all().execute(data))
+
+    def node_rows(self) -> int:
+        """Rows of ``nodes``, every namespace (cached until `forget_node_rows`)."""
+        if self._node_rows is None:
+            self._node_rows = self.handles["nodes"].count_rows()
+        return self._node_rows
+
+    def forget_node_rows(self) -> None:
+        """Drop the cached row count of ``nodes`` (after writing to it)."""
+        self._node_rows = None
+
+    def forget_counts(self) -> None:
+        """Drop every cached fact about the tables (after a restore or another's commit)."""
+        self._has_ann_index = None
+        self._node_rows = None
+
+    def namespaces_with_rows(self) -> set[str]:
+        """Every namespace of a committed row in any data table."""
+        import pyarrow.compute as pc
+
+        found: set[str] = set()
+        for name in DATA_TABLES:
+            col = self.scan(name, "TRUE", ["namespace"]).column("namespace")
+            found.update(pc.unique(col).to_pylist())
+        return found
+
+    def table_stats(self) -> dict[str, dict[str, int]]:
+        """Per table: rows, fragments, small fragments, indexes, bytes, version."""
+        tables = {}
+        for name in _ALL_TABLES:
+            st = self.handles[name].stats()
+            frags = st["fragment_stats"]
+            tables[name] = {"rows": st["num_rows"], "fragments": frags["num_fragments"],
+                            "small_fragments": frags["num_small_fragments"],
+                            "indices": st["num_indices"], "bytes": st["total_bytes"],
+                            "version": self.handles[name].version}
+        return tables
