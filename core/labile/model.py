@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -205,6 +205,10 @@ def edge_id(src: str, predicate: str, dst: str) -> str:
     return f"{src}|{predicate}|{dst}"
 
 
+def _optional_names(value: Iterable[str] | None) -> frozenset[str] | None:
+    return None if value is None else frozenset(value)
+
+
 @attrs.frozen(kw_only=True)
 class NodeFilter:
     """Restricts a search to some nodes. ``None`` means "no restriction".
@@ -217,14 +221,10 @@ class NodeFilter:
         ids: Only these node ids.
     """
 
-    kinds: frozenset[str] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(frozenset)
-    )
+    kinds: frozenset[str] | None = attrs.field(default=None, converter=_optional_names)
     visible: bool | None = None
     time_range: tuple[datetime, datetime] | None = None
-    ids: frozenset[str] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(frozenset)
-    )
+    ids: frozenset[str] | None = attrs.field(default=None, converter=_optional_names)
 
     def accepts(self, node: Node) -> bool:
         """Whether ``node`` passes this filter (the reference semantics)."""

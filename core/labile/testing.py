@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from labile._store_contract import StoreContract
 from labile.hashing import HashingConfig, HashingEmbedder
 from labile.llm import NoLLM, ScriptedLLM
 from labile.memstore import MemoryStore
@@ -21,7 +22,7 @@ from labile.registry import Registries, collect
 from labile.schema import CheckedStore, Schema
 from labile.usage import UsageMeter
 
-__all__ = ["ScriptedLLM", "make_deps", "make_registries", "observations"]
+__all__ = ["ScriptedLLM", "StoreContract", "make_deps", "make_registries", "observations"]
 
 
 def make_registries(*plugins: object, entry_points: bool = True) -> Registries:

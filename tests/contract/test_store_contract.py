@@ -1,356 +1,98 @@
-"""The `Store` contract, run against every store: the reference `MemoryStore` and
-the LanceDB store.
+"""The `Store` contract (`labile.testing.StoreContract`), run against every bundled store:
+the reference `MemoryStore` and the LanceDB store.
 
-A failure on ``memory`` is a kernel bug (the reference defines the semantics);
-a failure on ``lancedb`` only is a bug of the LanceDB store. Vectors are small
-and hand-made (8-d) so scores are predictable; text ranking is only asserted
-where any BM25 must agree (which documents match, best match first).
+A failure on ``TestMemoryStore`` is a kernel bug (the reference defines the
+semantics); a failure on ``TestLanceStore`` only is a bug of the LanceDB store.
+The checks themselves ship in the kernel, so a third-party store runs the very
+same suite (see ``docs/store.md``, "Testing your own store").
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
-import numpy as np
 import pytest
 
-from labile.errors import StoreError
 from labile.memstore import MemoryStore
-from labile.model import Edge, Node, NodeFilter, Observation, edge_id
 from labile.protocols import Store
-
-DIM = 8
-T0 = datetime(2024, 1, 1, tzinfo=UTC)
-NS = "user-1"
+from labile.testing import StoreContract
 
 
-def _deps() -> Any:
-    return SimpleNamespace(embedder=SimpleNamespace(name="contract-8", dim=DIM))
+class TestMemoryStore(StoreContract):
+    """The reference store against its own contract."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[Store]:
+        s = MemoryStore()
+        yield s
+        s.close()
 
 
-@pytest.fixture(params=["memory", "lancedb"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        s: Any = MemoryStore()
-    else:
+class TestLanceStore(StoreContract):
+    """The LanceDB store, one new directory per check."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[Store]:
         from labile_lancedb.config import LanceStoreConfig
         from labile_lancedb.store import LanceStore
 
-        s = LanceStore(LanceStoreConfig(path=str(tmp_path / "mem")), _deps())
-    yield s
-    s.close()
+        s = LanceStore(LanceStoreConfig(path=str(tmp_path / "mem")),
+                       SimpleNamespace(embedder=self.embedder))
+        yield s
+        s.close()
 
 
-def vec(*hot: int) -> np.ndarray:
-    v = np.zeros(DIM, np.float32)
-    for i in hot:
-        v[i] = 1.0
-    return v
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def obs(i: int, text: str = "", **kw: Any) -> Observation:
-    return Observation(id=f"o{i}", text=text or f"turn {i}", timestamp=T0 + timedelta(minutes=i),
-                       **kw)
+def _python(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        str(ROOT / p) for p in ("core", "plugins", "contrib")))
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120, check=False)
 
 
-def node(nid: str, content: str = "", **kw: Any) -> Node:
-    kw.setdefault("kind", "fact")
-    return Node(id=nid, content=content or f"content of {nid}", **kw)
+def test_a_subclass_without_a_store_fixture_fails_with_a_pointer(tmp_path: Path) -> None:
+    (tmp_path / "test_forgotten.py").write_text(
+        "from labile.testing import StoreContract\n\n\n"
+        "class TestForgotten(StoreContract):\n"
+        "    pass\n"
+    )
+    out = _python("-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "empty_namespace",
+                  "test_forgotten.py", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 error" in out.stdout, out.stdout
+    assert "TestForgotten must define a `store` fixture" in out.stdout, out.stdout
 
 
-def edge(src: str, dst: str, predicate: str = "rel", **kw: Any) -> Edge:
-    return Edge(id=edge_id(src, predicate, dst), src=src, dst=dst, predicate=predicate, **kw)
+def test_a_failing_check_shows_the_compared_values(tmp_path: Path) -> None:
+    """The suite's asserts are rewritten by pytest, as a third party's own tests are."""
+    (tmp_path / "test_broken.py").write_text(
+        "import pytest\n"
+        "from labile.memstore import MemoryStore\n"
+        "from labile.testing import StoreContract\n\n\n"
+        "class Forgetful(MemoryStore):\n"
+        "    def count_nodes(self, namespace, where=None):\n"
+        "        return 41\n\n\n"
+        "class TestBroken(StoreContract):\n"
+        "    @pytest.fixture\n"
+        "    def store(self):\n"
+        "        yield Forgetful()\n"
+    )
+    out = _python("-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "nested_batches",
+                  "test_broken.py", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "assert 41 == 2" in out.stdout, out.stdout
 
 
-# -- observations -------------------------------------------------------------------
-def test_observation_log_round_trips_in_insertion_order(store: Store) -> None:
-    items = [obs(3, "third", speaker="ann", session="s1", metadata={"caption": "a photo"}),
-             obs(1, "first"), obs(2, "second")]
-    store.add_observations(NS, items[:2])
-    store.add_observations(NS, items[2:])
-    assert [o.id for o in store.iter_observations(NS)] == ["o3", "o1", "o2"]
-    got = store.get_observations(NS, ["o2", "missing", "o3"])
-    assert [o.id for o in got] == ["o2", "o3"]
-    o3 = got[1]
-    assert (o3.text, o3.speaker, o3.session, o3.metadata) == ("third", "ann", "s1",
-                                                              {"caption": "a photo"})
-    assert o3.timestamp == items[0].timestamp
-    assert o3.namespace == NS
-    assert store.existing_observation_ids(NS, ["o1", "o9", "o3"]) == {"o1", "o3"}
-
-
-def test_observation_ids_must_be_new_and_a_refused_call_writes_nothing(store: Store) -> None:
-    store.add_observations(NS, [obs(1)])
-    with pytest.raises(StoreError):
-        store.add_observations(NS, [obs(2), obs(1)])
-    assert [o.id for o in store.iter_observations(NS)] == ["o1"]
-
-
-# -- nodes ------------------------------------------------------------------------------
-def test_nodes_round_trip_and_keep_insertion_order_on_update(store: Store) -> None:
-    n1 = node("a", embedding=vec(0), keywords=("k1", "k2"), sources=("o1",),
-              time_start=T0, time_end=T0 + timedelta(hours=1), attrs={"x": 1})
-    store.upsert_nodes(NS, [n1, node("b"), node("c")])
-    store.upsert_nodes(NS, [node("a", content=n1.content, description="new desc",
-                                 embedding=vec(0))])
-    assert [n.id for n in store.iter_nodes(NS)] == ["a", "b", "c"]
-    [a] = store.get_nodes(NS, ["a"])
-    assert a.description == "new desc" and a.namespace == NS
-    assert store.get_nodes(NS, ["c", "zz", "b"])[0].id == "c"
-    [b] = store.get_nodes(NS, ["b"])
-    assert b.embedding is None and b.keywords == () and b.attrs == {}
-    full = store.get_nodes(NS, ["a"])[0]
-    np.testing.assert_array_equal(full.embedding, vec(0))
-    assert store.count_nodes(NS) == 3
-
-
-def test_node_fields_round_trip_exactly(store: Store) -> None:
-    n = node("a", description="d", keywords=("alpha", "beta"), sources=("o1", "o2"),
-             time_start=T0, time_end=T0 + timedelta(days=2), visible=False,
-             created_at=T0 - timedelta(days=1), updated_at=T0,
-             embedding=np.arange(DIM, dtype=np.float32), attrs={"k": [1, 2], "s": "v"})
-    store.upsert_nodes(NS, [n])
-    [got] = store.get_nodes(NS, ["a"])
-    for field in ("id", "kind", "content", "description", "keywords", "sources", "time_start",
-                  "time_end", "visible", "created_at", "updated_at", "attrs"):
-        assert getattr(got, field) == getattr(n, field), field
-    np.testing.assert_array_equal(got.embedding, n.embedding)
-
-
-def test_node_content_is_immutable(store: Store) -> None:
-    store.upsert_nodes(NS, [node("a", content="evidence")])
-    with pytest.raises(StoreError, match="content"):
-        store.upsert_nodes(NS, [node("b"), node("a", content="rewritten")])
-    assert [n.id for n in store.iter_nodes(NS)] == ["a"]
-    assert store.get_nodes(NS, ["a"])[0].content == "evidence"
-
-
-def test_returned_nodes_are_copies(store: Store) -> None:
-    store.upsert_nodes(NS, [node("a", description="orig", attrs={"k": 1})])
-    got = store.get_nodes(NS, ["a"])[0]
-    got.description = "mutated"
-    got.attrs["k"] = 2
-    again = store.get_nodes(NS, ["a"])[0]
-    assert again.description == "orig" and again.attrs == {"k": 1}
-
-
-def test_filters_follow_nodefilter_accepts(store: Store) -> None:
-    nodes = [
-        node("untimed", kind="fact"),
-        node("early", kind="event", time_start=T0, time_end=T0 + timedelta(days=1)),
-        node("point", kind="event", time_start=T0 + timedelta(days=5)),
-        node("late", kind="fact", time_start=T0 + timedelta(days=10), visible=False),
-        node("span", kind="event", time_start=T0 - timedelta(days=30),
-             time_end=T0 + timedelta(days=30)),
-    ]
-    store.upsert_nodes(NS, nodes)
-    filters = [
-        NodeFilter(),
-        NodeFilter(kinds={"event"}),
-        NodeFilter(kinds=set()),
-        NodeFilter(kinds={"nope"}),
-        NodeFilter(visible=True),
-        NodeFilter(visible=False),
-        NodeFilter(ids={"late", "early", "ghost"}),
-        NodeFilter(ids=set()),
-        NodeFilter(time_range=(T0 + timedelta(days=2), T0 + timedelta(days=6))),
-        NodeFilter(time_range=(T0 + timedelta(days=1), T0 + timedelta(days=1))),
-        NodeFilter(time_range=(T0 + timedelta(days=5), T0 + timedelta(days=5))),
-        NodeFilter(kinds={"fact"}, visible=True,
-                   time_range=(T0 + timedelta(days=9), T0 + timedelta(days=11))),
-    ]
-    for f in filters:
-        expected = [n.id for n in nodes if f.accepts(n)]
-        assert [n.id for n in store.iter_nodes(NS, where=f)] == expected, f
-        assert store.count_nodes(NS, where=f) == len(expected), f
-
-
-# -- edges ------------------------------------------------------------------------------
-def test_edges_need_existing_ends(store: Store) -> None:
-    store.upsert_nodes(NS, [node("a"), node("b")])
-    with pytest.raises(StoreError):
-        store.upsert_edges(NS, [edge("a", "b"), edge("a", "ghost")])
-    assert store.count_edges(NS) == 0
-    store.upsert_nodes("other", [node("ghost")])
-    with pytest.raises(StoreError):  # an end in another namespace does not count
-        store.upsert_edges(NS, [edge("a", "ghost")])
-
-
-def test_edge_upsert_updates_in_place(store: Store) -> None:
-    store.upsert_nodes(NS, [node("a"), node("b"), node("c")])
-    store.upsert_edges(NS, [edge("a", "b", weight=0.2), edge("b", "c")])
-    store.upsert_edges(NS, [edge("a", "b", weight=0.9, description="stronger")])
-    assert store.count_edges(NS) == 2
-    [e] = store.get_edges(NS, [edge_id("a", "rel", "b")])
-    assert e.weight == 0.9 and e.description == "stronger" and e.namespace == NS
-    assert [x.id for x in store.iter_edges(NS)] == [edge_id("a", "rel", "b"),
-                                                     edge_id("b", "rel", "c")]
-    assert store.get_edges(NS, ["nope"]) == []
-
-
-def test_edges_of_directions_predicates_and_order(store: Store) -> None:
-    store.upsert_nodes(NS, [node(x) for x in "abcd"])
-    store.upsert_edges(NS, [edge("a", "b"), edge("a", "c", "likes"), edge("d", "a"),
-                            edge("b", "a", "likes"), edge("c", "d")])
-    ids = lambda es: [e.id for e in es]  # noqa: E731
-    assert ids(store.edges_of(NS, ["a"])) == ["a|likes|c", "a|rel|b"]
-    assert ids(store.edges_of(NS, ["a"], direction="in")) == ["b|likes|a", "d|rel|a"]
-    assert ids(store.edges_of(NS, ["a", "b"], direction="both")) == [
-        "a|likes|c", "a|rel|b", "b|likes|a", "d|rel|a"]
-    assert ids(store.edges_of(NS, ["a"], direction="both", predicates={"likes"})) == [
-        "a|likes|c", "b|likes|a"]
-    assert store.edges_of(NS, ["ghost"], direction="both") == []
-    assert store.edges_of("elsewhere", ["a"]) == []
-
-
-# -- search -----------------------------------------------------------------------------
-def test_vector_search_cosine_order_filter_and_k(store: Store) -> None:
-    store.upsert_nodes(NS, [
-        node("x", embedding=vec(0)),
-        node("xy", embedding=vec(0, 1)),
-        node("y", embedding=vec(1), kind="other"),
-        node("bare"),
-        node("hidden", embedding=vec(0), visible=False),
-    ])
-    hits = store.vector_search(NS, vec(0) * 3, 10)
-    assert [n.id for n, _ in hits] == ["x", "hidden", "xy", "y"]
-    assert [round(s, 4) for _, s in hits] == [1.0, 1.0, round(1 / np.sqrt(2), 4), 0.0]
-    assert [n.id for n, _ in store.vector_search(NS, vec(0), 2)] == ["x", "hidden"]
-    only = store.vector_search(NS, vec(0), 10, where=NodeFilter(visible=True, kinds={"fact"}))
-    assert [n.id for n, _ in only] == ["x", "xy"]
-    assert store.vector_search(NS, vec(0), 0) == []
-    assert store.vector_search("elsewhere", vec(0), 5) == []
-    np.testing.assert_array_equal(hits[0][0].embedding, vec(0))
-
-
-def test_text_search_matches_words_best_first(store: Store) -> None:
-    store.upsert_nodes(NS, [
-        node("coffee", content="We drank coffee in Paris"),
-        node("tea", content="Green tea in the morning", keywords=("drink",)),
-        node("both", content="coffee coffee and more coffee"),
-        node("none", content="nothing relevant here"),
-        node("hidden", content="coffee secret", visible=False),
-    ])
-    hits = store.text_search(NS, "coffee", 10)
-    assert {n.id for n, _ in hits} == {"coffee", "both", "hidden"}
-    assert hits[0][0].id == "both"
-    assert all(s > 0 for _, s in hits)
-    either = store.text_search(NS, "coffee tea", 10, where=NodeFilter(visible=True))
-    assert {n.id for n, _ in either} == {"coffee", "both", "tea"}
-    assert [n.id for n, _ in store.text_search(NS, "drink", 10)] == ["tea"]  # keywords count
-    assert store.text_search(NS, "zebra", 10) == []
-    assert len(store.text_search(NS, "coffee", 1)) == 1
-    assert store.text_search("elsewhere", "coffee", 5) == []
-
-
-# -- batches ----------------------------------------------------------------------------
-def test_batch_reads_its_own_writes_and_commits(store: Store) -> None:
-    with store.batch(NS):
-        store.add_observations(NS, [obs(1, "hello coffee")])
-        store.upsert_nodes(NS, [node("a", content="hello coffee", embedding=vec(2),
-                                     sources=("o1",))])
-        assert store.existing_observation_ids(NS, ["o1"]) == {"o1"}
-        assert [o.id for o in store.get_observations(NS, ["o1"])] == ["o1"]
-        assert [n.id for n, _ in store.vector_search(NS, vec(2), 1)] == ["a"]
-        assert [n.id for n, _ in store.text_search(NS, "coffee", 1)] == ["a"]
-        store.upsert_edges(NS, [edge("a", "a")])
-        assert [e.id for e in store.edges_of(NS, ["a"])] == ["a|rel|a"]
-    assert store.count_nodes(NS) == 1 and store.count_edges(NS) == 1
-
-
-def test_batch_rolls_back_on_exception(store: Store) -> None:
-    store.upsert_nodes(NS, [node("keep", embedding=vec(0))])
-    with pytest.raises(RuntimeError), store.batch(NS):
-        store.add_observations(NS, [obs(1)])
-        store.upsert_nodes(NS, [node("gone", content="coffee", embedding=vec(0))])
-        store.upsert_nodes(NS, [node("keep", content="content of keep", description="changed",
-                                     embedding=vec(0))])
-        store.upsert_edges(NS, [edge("keep", "gone")])
-        store.text_search(NS, "coffee", 3)  # may push the batch to disk: still undone
-        raise RuntimeError("abort")
-    assert [n.id for n in store.iter_nodes(NS)] == ["keep"]
-    assert store.get_nodes(NS, ["keep"])[0].description == ""
-    assert store.count_edges(NS) == 0
-    assert store.existing_observation_ids(NS, ["o1"]) == set()
-    assert store.text_search(NS, "coffee", 3) == []
-    assert [n.id for n, _ in store.vector_search(NS, vec(0), 5)] == ["keep"]
-    store.add_observations(NS, [obs(1)])  # the id is free again
-
-
-def test_nested_batches_commit_with_the_outer_block(store: Store) -> None:
-    with store.batch(NS):
-        store.upsert_nodes(NS, [node("a")])
-        with store.batch(NS):
-            store.upsert_nodes(NS, [node("b")])
-        assert store.count_nodes(NS) == 2
-    assert store.count_nodes(NS) == 2
-    with pytest.raises(RuntimeError), store.batch(NS):
-        with store.batch(NS):
-            store.upsert_nodes(NS, [node("c")])
-        raise RuntimeError("abort")
-    assert [n.id for n in store.iter_nodes(NS)] == ["a", "b"]
-
-
-def test_reading_blocks_nest_and_see_writes(store: Store) -> None:
-    store.upsert_nodes(NS, [node("a", content="hello coffee", embedding=vec(1))])
-    with store.reading(NS):
-        assert [n.id for n, _ in store.text_search(NS, "coffee", 3)] == ["a"]
-        with store.reading(NS), store.batch(NS):
-            store.upsert_nodes(NS, [node("b", content="more coffee", embedding=vec(2))])
-        assert store.count_nodes(NS) == 2
-        assert {n.id for n, _ in store.vector_search(NS, vec(2), 2)} == {"a", "b"}
-    assert store.count_nodes(NS) == 2
-
-
-# -- namespaces -------------------------------------------------------------------------
-def test_namespaces_are_isolated(store: Store) -> None:
-    for ns, text in (("a", "alpha coffee"), ("b", "beta coffee"), ("it's", "quoted coffee")):
-        store.add_observations(ns, [obs(1, text)])
-        store.upsert_nodes(ns, [node("n", content=text, embedding=vec(0))])
-        store.upsert_nodes(ns, [node("m", content=f"{text} two", embedding=vec(1))])
-        store.upsert_edges(ns, [edge("n", "m")])
-    assert store.namespaces() == ["a", "b", "it's"]
-    for ns, text in (("a", "alpha coffee"), ("b", "beta coffee"), ("it's", "quoted coffee")):
-        assert [o.text for o in store.iter_observations(ns)] == [text]
-        assert store.get_nodes(ns, ["n"])[0].content == text
-        assert {n.namespace for n, _ in store.text_search(ns, "coffee", 10)} == {ns}
-        assert {n.namespace for n, _ in store.vector_search(ns, vec(0), 10)} == {ns}
-        assert store.count_nodes(ns) == 2 and store.count_edges(ns) == 1
-        assert {e.namespace for e in store.edges_of(ns, ["n"], direction="both")} == {ns}
-    assert store.get_nodes("unknown", ["n"]) == []
-    assert list(store.iter_observations("unknown")) == []
-    assert store.text_search("it", "coffee", 5) == []
-
-
-def test_unknown_namespace_reads_are_empty(store: Store) -> None:
-    ns = "never-written"
-    assert store.existing_observation_ids(ns, ["a"]) == set()
-    assert store.get_observations(ns, ["a"]) == []
-    assert list(store.iter_observations(ns)) == []
-    assert store.get_nodes(ns, ["a"]) == [] and list(store.iter_nodes(ns)) == []
-    assert store.count_nodes(ns) == 0 and store.count_edges(ns) == 0
-    assert store.get_edges(ns, ["a"]) == [] and list(store.iter_edges(ns)) == []
-    assert store.edges_of(ns, ["a"], direction="both") == []
-    assert store.vector_search(ns, vec(0), 3) == []
-    assert store.text_search(ns, "anything", 3) == []
-    assert store.namespaces() == []
-
-
-def test_empty_namespace_is_refused(store: Store) -> None:
-    with pytest.raises(StoreError):
-        store.upsert_nodes("", [node("a")])
-
-
-def test_stats_and_lifecycle(store: Store) -> None:
-    store.add_observations(NS, [obs(1)])
-    store.upsert_nodes(NS, [node("a"), node("b", visible=False)])
-    store.upsert_edges(NS, [edge("a", "b")])
-    store.optimize()
-    for st in (store.stats(NS), store.stats()):
-        assert (st["observations"], st["nodes"], st["visible_nodes"], st["edges"]) == (1, 2, 1, 1)
-    store.close()
-    store.close()  # idempotent
+def test_importing_labile_imports_neither_pytest_nor_the_suite() -> None:
+    code = ("import sys, labile, labile.memory\n"
+            "print(sorted(m for m in ('pytest', 'labile._store_contract') if m in sys.modules))")
+    out = _python("-c", code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
