@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from labile.errors import StoreError
 from labile.model import Edge, Node, NodeFilter, Observation, edge_id
@@ -52,9 +53,11 @@ def store(tmp_path: Path) -> Iterator[LanceStore]:
     s.close()
 
 
-def rvec(rng: np.random.Generator, n: int = 1, dim: int = DIM) -> np.ndarray:
+def rvec(rng: np.random.Generator, n: int = 1, dim: int = DIM) -> NDArray[np.float32]:
+    """``n`` random unit vectors."""
     x = rng.standard_normal((n, dim)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+    unit: NDArray[np.float32] = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return unit
 
 
 def obs(oid: str, text: str = "hello", **kw: Any) -> Observation:
