@@ -1,9 +1,10 @@
 """The LanceDB store beyond the shared contract: persistence, refusal cases, namespaces
 under SQL quoting, the ANN and full-text paths, caches, fragments, other readers.
 
-The contract itself (semantics shared with `MemoryStore`) is in
-``tests/contract/test_store_contract.py``; crash safety under ``kill -9`` is in
-``test_lancedb_crash.py``.
+The contract itself (semantics shared with `MemoryStore`) is `labile.testing.StoreContract`,
+run by ``tests/contract/test_store_contract.py``; crash safety under ``kill -9`` is in
+``test_lancedb_crash.py``; the write lock and the commit watcher alone in
+``test_lancedb_parts.py``.
 """
 
 from __future__ import annotations
@@ -295,7 +296,9 @@ _op = st.one_of(
 def test_interleaved_writes_never_leak_between_namespaces(
     shared_store: LanceStore, ops: list[tuple[Any, ...]], salt: int
 ) -> None:
-    """Random writes to 2-3 namespaces: every read of a namespace sees exactly its own rows."""
+    """For any interleaving of writes and of committed or rolled-back batches over three
+    namespaces (two of them quoted so that unescaped SQL would break), every read of a
+    namespace, searches included, returns exactly the rows written to it."""
     s = shared_store
     prefix = f"h{next(_EXAMPLES)}-"
     rng = np.random.default_rng(salt)
