@@ -9,8 +9,8 @@ call means for records); the engine decides *when* state is consistent:
   tables; ``txn_lock`` is held by the writing thread for a whole batch, so other
   threads' reads proceed between its operations but no second writer starts.
 * **The store-wide transaction**: `batch` opens it (nested blocks, on any
-  namespace, join it), `staged` hands out the namespace buffers and ``seq``
-  numbers, and the outermost block commits it through the
+  namespace, join it), `write_buffer` and `next_seq` hand out the namespace
+  buffers and ``seq`` numbers, and the outermost block commits it through the
   `labile_lancedb._txn.Journal` or rolls it back.
 * **Other processes**: before a read (once per `reading` block) and before a
   transaction, caches are dropped if another process committed.
@@ -211,7 +211,7 @@ class Engine:
                 self.txn = None
                 self._commit(txn)
 
-    def staged(self, namespace: str) -> Pending:
+    def write_buffer(self, namespace: str) -> Pending:
         """The open transaction's buffer for ``namespace`` (call inside `batch`, holding
         ``lock``, once the call's records are validated)."""
         txn = self.txn
@@ -272,7 +272,7 @@ class Engine:
         if txn.pending.get(namespace):
             self._journal.write(txn)
 
-    def pending(self, namespace: str) -> Pending | None:
+    def uncommitted(self, namespace: str) -> Pending | None:
         """The open transaction's buffer for ``namespace``, if any (for reads)."""
         return self.txn.pending.get(namespace) if self.txn is not None else None
 

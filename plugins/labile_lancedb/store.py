@@ -157,7 +157,7 @@ class LanceStore:
                 _rows.check_observation(obs)
             if not observations:
                 return
-            p = self._engine.staged(namespace)
+            p = self._engine.write_buffer(namespace)
             for obs in observations:
                 p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq())
                 ids.add(obs.id)
@@ -178,7 +178,7 @@ class LanceStore:
             if not wanted:
                 return []
             found: dict[str, Observation] = {}
-            pend = self._engine.pending(namespace)
+            pend = self._engine.uncommitted(namespace)
             if pend is not None:
                 found.update((i, pend.obs[i][0]) for i in wanted if i in pend.obs)
             rest = [i for i in wanted if i not in found]
@@ -198,7 +198,7 @@ class LanceStore:
         with self._lock:
             self._engine.begin_read(namespace)
             out = self._lance_observations(namespace, None)
-            pend = self._engine.pending(namespace)
+            pend = self._engine.uncommitted(namespace)
             if pend is not None:
                 out.extend(o for o, _ in pend.obs.values())
             return iter(out)
@@ -225,7 +225,7 @@ class LanceStore:
                 _rows.check_node(node, self.dim)
             if not nodes:
                 return
-            p = self._engine.staged(namespace)
+            p = self._engine.write_buffer(namespace)
             for node in nodes:
                 emb = node.embedding
                 stored = clone(node, namespace=namespace, embedding=None if emb is None else
@@ -281,7 +281,7 @@ class LanceStore:
             if not edges:
                 return
             graph = self._spaces.edges(namespace)
-            p = self._engine.staged(namespace)
+            p = self._engine.write_buffer(namespace)
             for edge in edges:
                 stored = clone(edge, namespace=namespace)
                 seq = graph.seqs.get(edge.id)
