@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from lancedb_helpers import child_env
 
 from labile.errors import StoreError
 from labile_lancedb._freshness import CommitWatcher
 from labile_lancedb._lock import FileLock
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the write lock -----------------------------------------------------------------------
@@ -72,10 +71,8 @@ def test_the_write_lock_is_freed_when_its_holder_is_killed(tmp_path: Path) -> No
         "sys.stdout.write('held\\n'); sys.stdout.flush()\n"
         "time.sleep(120)\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        str(ROOT / p) for p in ("core", "plugins", "contrib")))
     child = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env)
+                             stderr=subprocess.PIPE, text=True, env=child_env())
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "held"
