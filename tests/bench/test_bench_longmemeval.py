@@ -1,4 +1,4 @@
-"""Tests for labile.bench.longmemeval on a tiny hand-written fixture."""
+"""Tests for labile_bench.longmemeval on a tiny hand-written fixture."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile.bench.longmemeval import (
+from labile_bench.longmemeval import (
     LMEItem,
     LMESession,
     load_longmemeval,
@@ -22,7 +22,7 @@ from labile.bench.longmemeval import (
     session_ndcg_at_k,
     session_recall_at_k,
 )
-from labile.bench.metrics import recall_at_k
+from labile_bench.metrics import recall_at_k
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "longmemeval_tiny.json"
 L3 = math.log2(3)

@@ -1,4 +1,4 @@
-"""Tests for labile.bench.metrics: hand-computed values and properties."""
+"""Tests for labile_bench.metrics: hand-computed values and properties."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile.bench.metrics import (
+from labile_bench.metrics import (
     RetrievalScorer,
     bleu1,
     hit_at_k,

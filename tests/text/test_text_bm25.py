@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import BM25Index
+from labile.text.bm25 import BM25Index
 
 
 def _index(docs: dict[str, str]) -> BM25Index:

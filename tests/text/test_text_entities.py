@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import Entity, is_filler, named_entities, normalize_name
+from labile_text import Entity, is_filler, named_entities, normalize_name
 
 
 def _ents(text: str) -> list[tuple[str, str]]:

@@ -7,7 +7,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import keyphrases, summarize, words
+from labile.text.tokenize import words
+from labile_text import keyphrases, summarize
 
 
 def test_keyphrases_basic() -> None:

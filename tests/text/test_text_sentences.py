@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import split_sentences
+from labile_text import split_sentences
 
 
 def _sents(text: str) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import TimeMention, parse_session_datetime, resolve_time_expressions
+from labile_text import TimeMention, parse_session_datetime, resolve_time_expressions
 
 # Monday 8 May 2023, 13:56 UTC (a LoCoMo session stamp).
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import STOPWORDS, content_words, stem, terms, words
-from labile.text.tokenize import is_stopword
+from labile.text.tokenize import STOPWORDS, content_words, is_stopword, stem, terms, words
 
 # Reference pairs from the Snowball English algorithm (the classic Porter2
 # examples plus the special cases of the current Snowball version).

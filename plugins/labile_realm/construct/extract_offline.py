@@ -31,14 +31,14 @@ from datetime import datetime, timedelta
 import attrs
 
 from labile.model import Observation
-from labile.text.entities import Entity, is_filler, named_entities, normalize_name
-from labile.text.keywords import keyphrases
-from labile.text.sentences import split_sentences
-from labile.text.timeparse import TimeMention, resolve_time_expressions
 from labile_realm.construct.facts import spot_facts
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
+from labile_text.entities import Entity, is_filler, named_entities, normalize_name
+from labile_text.keywords import keyphrases
+from labile_text.sentences import split_sentences
+from labile_text.timeparse import TimeMention, resolve_time_expressions
 
 _ONE_MICRO = timedelta(microseconds=1)
 _WS = re.compile(r"\s+")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from labile.text.entities import is_filler, named_entities
-from labile.text.sentences import split_sentences
-from labile.text.timeparse import resolve_time_expressions
 from labile.text.tokenize import content_words, is_stopword, stem, words
+from labile_text.entities import is_filler, named_entities
+from labile_text.sentences import split_sentences
+from labile_text.timeparse import resolve_time_expressions
 
 __all__ = ["keyphrases", "summarize"]
 
@@ -95,7 +95,7 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
     """Extract up to ``k`` keyphrases from ``text`` (RAKE-style, deterministic).
 
     Contract:
-        * small talk (:func:`~labile.text.entities.is_filler`) has no keyphrases,
+        * small talk (:func:`~labile_text.entities.is_filler`) has no keyphrases,
           and small-talk sentences inside a longer text contribute none;
         * candidates are maximal runs of words not broken by punctuation,
           stopwords, weak conversational words or relative time expressions

@@ -13,8 +13,8 @@ import re
 
 import attrs
 
-from labile.text.sentences import split_sentences
 from labile.text.tokenize import STOPWORDS, is_stopword
+from labile_text.sentences import split_sentences
 
 __all__ = ["CATEGORIES", "Entity", "is_filler", "named_entities", "normalize_name"]
 

@@ -25,7 +25,7 @@ Loading contract:
 Evidence is session-level: :func:`session_recall_at_k` and
 :func:`session_ndcg_at_k` score a ranked list of session ids (duplicates are
 collapsed, keeping the first occurrence) against ``answer_session_ids``, with
-the definitions of :mod:`labile.bench.metrics`.
+the definitions of :mod:`labile_bench.metrics`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 import attrs
 
-from labile.bench.metrics import hit_at_k, ndcg_at_k, recall_at_k, turns_from_ranked_sources
+from labile_bench.metrics import hit_at_k, ndcg_at_k, recall_at_k, turns_from_ranked_sources
 
 __all__ = [
     "LMEItem",
