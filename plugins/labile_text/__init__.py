@@ -8,18 +8,20 @@ helper package. It builds on the kernel's lexical core
 
 * `labile_text.sentences`: grounded sentence spans;
 * `labile_text.entities`: heuristic named entities and small-talk detection;
+* `labile_text.names`: whether a word is an acronym, or a name addresses someone;
 * `labile_text.keywords`: extractive keyphrases and summaries;
-* `labile_text.timeparse`: session stamps, and relative time expressions
-  resolved to intervals;
+* `labile_text.dates` / `labile_text.timeparse`: calendar words, session
+  stamps, and relative time expressions resolved to intervals;
 * `labile_text.render`: how an observation reads as one line of text.
 """
 
 from __future__ import annotations
 
+from labile_text.dates import parse_session_datetime
 from labile_text.entities import Entity, is_filler, named_entities, normalize_name
 from labile_text.keywords import keyphrases, summarize
 from labile_text.sentences import split_sentences
-from labile_text.timeparse import TimeMention, parse_session_datetime, resolve_time_expressions
+from labile_text.timeparse import TimeMention, resolve_time_expressions
 
 __all__ = [
     "Entity",
