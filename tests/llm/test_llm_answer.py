@@ -99,6 +99,7 @@ def test_context_cuts_a_too_long_best_hit() -> None:
 @given(texts=st.lists(st.text(min_size=0, max_size=80), min_size=0, max_size=8),
        budget=st.integers(min_value=1, max_value=120))
 def test_context_never_exceeds_budget(texts: list[str], budget: int) -> None:
+    """Whatever the hits and budget, the context fits the budget and numbers each node once."""
     from labile.usage import estimate_tokens as count_tokens
 
     hits = [hit(f"n{i}", t, days=i % 3, score=1.0 - i / 10) for i, t in enumerate(texts)]

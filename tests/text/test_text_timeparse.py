@@ -213,6 +213,7 @@ def test_time_mention_validates_granularity() -> None:
     ),
 )
 def test_intervals_are_well_formed(text: str, anchor: datetime) -> None:
+    """Mentions are non-empty tz-aware intervals, in text order, each phrase its own span."""
     prev_end = 0
     for m in resolve_time_expressions(text, anchor):
         assert m.start < m.end
@@ -224,6 +225,7 @@ def test_intervals_are_well_formed(text: str, anchor: datetime) -> None:
 
 @given(st.text(), st.datetimes(timezones=st.just(UTC)))
 def test_resolver_is_total_on_arbitrary_text(text: str, anchor: datetime) -> None:
+    """The resolver never fails on any text and anchor, and every interval is non-empty."""
     for m in resolve_time_expressions(text, anchor):
         assert m.start < m.end
 

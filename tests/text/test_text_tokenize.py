@@ -182,12 +182,14 @@ def test_terms_are_stemmed_content_words() -> None:
 
 @given(st.text())
 def test_content_words_is_subsequence_of_words(text: str) -> None:
+    """Content words are the text's words in order, with some (stop words) left out."""
     all_words = iter(words(text))
     assert all(w in all_words for w in content_words(text))
 
 
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz'", max_size=20))
 def test_stem_is_total_and_never_longer(word: str) -> None:
+    """Stemming never fails and grows a word by at most one letter (a restored "-e")."""
     out = stem(word)
     assert isinstance(out, str)
     assert len(out) <= len(word) + 1  # only "-e" restoration can add a letter
