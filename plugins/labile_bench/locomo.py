@@ -54,7 +54,6 @@ e. **empty** — a question whose cleaned evidence is empty (including one
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -64,6 +63,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from labile_bench.jsonlist import load_json_list
 from labile_text.dates import parse_session_datetime
 
 __all__ = [
@@ -434,14 +434,7 @@ def load_locomo(
             date string, or a negative ``limit``.
         OSError: If the file cannot be read.
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of samples")
-    if limit is not None:
-        data = data[:limit]
+    data = load_json_list(path, what="samples", limit=limit)
     stats = EvidenceCleaning()
     conversations = [_parse_sample(sample, stats) for sample in data]
     return conversations, stats
