@@ -18,7 +18,7 @@ Per call the client:
 3. waits for a concurrency slot and the requests-per-minute window;
 4. calls the model with litellm's and the OpenAI SDK's own retries disabled
    (``max_retries=0``), retrying transient failures itself
-   (`labile.llm.retry`), and raising a typed `LLMCallError` otherwise;
+   (`labile_llm.retry`), and raising a typed `LLMCallError` otherwise;
 5. records every request (failed ones too) in the usage meter under its
    operation: tokens as the provider reports them (counted locally when it
    does not), cost as litellm prices it (0 where it cannot), latency.
@@ -46,9 +46,11 @@ import attrs
 import structlog
 
 from labile.errors import MissingDependencyError
-from labile.llm.base import JSONCompletion, json_instruction, schema_in_prompt
-from labile.llm.cache import CachedReply, ResponseCache
-from labile.llm.retry import (
+from labile.usage import UsageMeter
+from labile_litellm.config import LiteLLMConfig
+from labile_llm.cache import CachedReply, ResponseCache
+from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt
+from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
     LLMCallError,
@@ -58,9 +60,7 @@ from labile.llm.retry import (
     known_secrets,
     redact,
 )
-from labile.llm.scripted import count_tokens_like_litellm
-from labile.usage import UsageMeter
-from labile_litellm.config import LiteLLMConfig
+from labile_llm.tokens import count_tokens_like_litellm
 
 log = structlog.get_logger(__name__)
 
@@ -167,6 +167,10 @@ class LiteLLMClient(JSONCompletion):
 
     def __repr__(self) -> str:
         return f"LiteLLMClient(model={self.model!r})"
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` as litellm counts them by default (answer budgets use it)."""
+        return count_tokens_like_litellm(text)
 
     # -- configuration --------------------------------------------------------
     def with_options(self, **changes: Any) -> LiteLLMClient:

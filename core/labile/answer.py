@@ -4,8 +4,10 @@
 
 1. ``memory.search(question, namespace=…, k=…, as_of=…)``;
 2. `build_context` turns the hits into numbered, dated evidence lines that fit
-   ``budget_tokens``: the most relevant hits are chosen first, then shown
-   newest first (so the latest state of a changing fact leads);
+   ``budget_tokens``, counted by the answering model's own ``count_tokens``
+   when it has one (`token_counter_of`): the most relevant hits are chosen
+   first, then shown newest first (so the latest state of a changing fact
+   leads);
 3. the LLM is asked (operation ``"answer"``) for
    ``{"answer": str, "cited": [int]}``, validated (fail closed with
    `LLMOutputError`: nothing is applied);
@@ -28,9 +30,8 @@ import attrs
 import structlog
 
 from labile.errors import InputError
-from labile.llm.scripted import count_tokens_like_litellm
 from labile.model import Hit, Node, OperationReport, RetrievalResult
-from labile.usage import UsageMeter
+from labile.usage import UsageMeter, estimate_tokens
 
 if TYPE_CHECKING:
     from labile.memory import Memory
@@ -47,6 +48,7 @@ __all__ = [
     "build_context",
     "format_evidence",
     "render_answer_prompt",
+    "token_counter_of",
     "usage_delta",
     "usage_meters",
 ]
@@ -205,6 +207,18 @@ def build_context(
         chosen.pop()  # drop the least relevant line and measure again
 
 
+def token_counter_of(model: object) -> TokenCounter:
+    """How ``model`` counts tokens: its ``count_tokens(text)`` method, else the estimate.
+
+    A client that knows its tokenizer should offer ``count_tokens`` (the
+    ``litellm`` and ``scripted`` clients count as litellm does), so the
+    evidence context is measured in the tokens of the model that reads it;
+    for any other client `labile.usage.estimate_tokens` stands in.
+    """
+    count = getattr(model, "count_tokens", None)
+    return count if callable(count) else estimate_tokens
+
+
 # -- prompting ------------------------------------------------------------------
 
 
@@ -294,8 +308,8 @@ def answer_question(
         budget_tokens: Token budget of the evidence context.
         llm: The answering model (default: the pipeline's ``memory.llm``).
         feedback: Run the pipeline's reconsolidators with the answer.
-        count_tokens: Tokenizer for the budget (default: litellm's cl100k
-            when available offline, else an estimate).
+        count_tokens: Tokenizer for the budget (default: the answering
+            model's, see `token_counter_of`).
         result: A retrieval already made for this question (its hits are
             used and ``k``/``as_of`` are ignored); benchmarks that score
             retrieval reuse it instead of searching twice.
@@ -314,7 +328,7 @@ def answer_question(
     if result is None:
         result = memory.search(question, namespace=namespace, k=k, as_of=as_of)
     context, ids = build_context(result.hits, budget_tokens=budget_tokens,
-                                 count_tokens=count_tokens or count_tokens_like_litellm)
+                                 count_tokens=count_tokens or token_counter_of(model))
     prompt = render_answer_prompt(question, context, as_of=result.query.as_of)
     reply = model.complete_json(prompt, ANSWER_SCHEMA, operation="answer", system=ANSWER_SYSTEM)
     text = str(reply["answer"]).strip()

@@ -113,9 +113,10 @@ def hooks_markdown() -> str:
 
     lines = ["# Hook reference", "",
              "Generated from `labile.hookspecs` (`python -m labile.docgen hooks`).",
-             "Each hook",
+             "Each component hook",
              "receives a `register` callback: `register(name, factory, config=ConfigClass,",
-             "summary=\"…\")`.", "", inspect.cleandoc(hookspecs.__doc__ or ""), ""]
+             "summary=\"…\")`; `labile_register_commands` receives one that adds CLI commands.",
+             "", inspect.cleandoc(hookspecs.__doc__ or ""), ""]
     for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
         if not name.startswith("labile_"):
             continue

@@ -1,15 +1,14 @@
 """The kernel's own plugin, registered directly and never blocked.
 
 It provides what a pipeline needs with nothing else installed: the in-memory
-store, the deterministic ``hashing`` embedder, and the ``none`` and
-``scripted`` LLM clients.
+store, the deterministic ``hashing`` embedder, and the ``none`` LLM client.
 """
 
 from __future__ import annotations
 
 from labile.hashing import HashingConfig, HashingEmbedder
 from labile.hookspecs import hookimpl
-from labile.llm import NoLLM, NoLLMConfig, ScriptedLLM, ScriptedLLMConfig
+from labile.llm import NoLLM, NoLLMConfig
 from labile.memstore import MemoryStore, MemoryStoreConfig
 from labile.registry import Register
 
@@ -30,8 +29,6 @@ def labile_register_embedders(register: Register) -> None:
 
 @hookimpl
 def labile_register_llms(register: Register) -> None:
-    """The offline ``none`` client and the ``scripted`` replayer."""
+    """The offline ``none`` client (``scripted`` comes from the ``labile_llm`` plugin)."""
     register("none", NoLLM, config=NoLLMConfig,
              summary="no model: offline components only (the default)")
-    register("scripted", ScriptedLLM, config=ScriptedLLMConfig,
-             summary="replays canned replies; for tests and demos")

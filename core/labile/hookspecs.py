@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from labile.commands import RegisterCommand
     from labile.registry import Register
 
 _spec = pluggy.HookspecMarker("labile")
@@ -131,4 +132,29 @@ def labile_register_presets(register: Register) -> None:
     ``factory`` is a mapping shaped like a config file (``store``, ``embedder``,
     ``llm``, ``extractor``, ``retrieval.seed`` …), or a zero-argument callable
     returning one. A user config naming ``preset = "<name>"`` starts from it.
+    """
+
+
+# -- commands: not a component kind; called by the command line only ------------
+
+
+@_spec
+def labile_register_commands(register: RegisterCommand) -> None:
+    """Add commands to the ``labile`` command line.
+
+    Call ``register(path, run=run, configure=configure, help="…")`` once per
+    command. ``path`` is the command's words: ``"demo"`` makes ``labile demo``
+    and ``"bench scale"`` the sub-command ``scale`` of the group ``labile
+    bench``, which is created on first use; ``register("bench", help="…")``
+    without ``run`` only gives a group its help line. ``configure(parser)``
+    adds the command's arguments to its `argparse.ArgumentParser`;
+    ``run(args)`` does the work, writes its results to stdout
+    (`labile.commands.echo`) and returns the exit status (``None`` means 0);
+    a `LabileError` it raises is printed as ``error: …`` with status 2.
+
+    The hook runs every time the command line starts, so import heavy
+    dependencies inside ``run``. A path registered twice, or a command where
+    another plugin has a group (or the reverse), raises
+    `DuplicateComponentError` naming both plugins; the commands of a plugin
+    that is blocked or failed to load simply do not appear.
     """

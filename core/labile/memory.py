@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -48,6 +48,9 @@ from labile.protocols import (
 from labile.registry import Registries, collect
 from labile.schema import CheckedStore, Schema
 from labile.usage import UsageMeter
+
+if TYPE_CHECKING:
+    from labile.answer import Answer
 
 log = structlog.get_logger(__name__)
 
@@ -294,7 +297,7 @@ class Memory:
         k: int = 10,
         as_of: datetime | None = None,
         budget_tokens: int = 2000,
-    ) -> Any:
+    ) -> Answer:
         """Answer ``question`` from memory; returns a `labile.answer.Answer`.
 
         Retrieves, builds a dated context within ``budget_tokens``, asks the

@@ -9,7 +9,6 @@ wrong. Records are frozen; use `attrs.evolve` to derive a changed copy.
 from __future__ import annotations
 
 import enum
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -25,11 +24,6 @@ Vector = NDArray[np.float32]
 def utcnow() -> datetime:
     """The current time, timezone-aware (UTC)."""
     return datetime.now(UTC)
-
-
-def new_id(prefix: str = "") -> str:
-    """A fresh random id, optionally prefixed (``"n-3f2a…"``)."""
-    return f"{prefix}{uuid.uuid4().hex}"
 
 
 def _aware(_inst: object, attribute: Attribute[Any], value: datetime | None) -> None:

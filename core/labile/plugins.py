@@ -37,6 +37,8 @@ BUNDLED: Final[dict[str, str]] = {
     "realm": "labile_realm",
     "allmem": "labile_allmem",
     "litellm": "labile_litellm",
+    "llm": "labile_llm",
+    "bench": "labile_bench",
 }
 ESSENTIALS: Final = "labile.essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"

@@ -1,8 +1,9 @@
 """Helpers for testing labile and its plugins (ours and third parties').
 
 ``make_deps`` builds the `Deps` a component factory receives, with an
-in-memory store, the hashing embedder and (optionally) a scripted LLM, so a
-single component can be tested without a whole pipeline.
+in-memory store, the hashing embedder and (optionally) an LLM client such as
+``labile_llm.ScriptedLLM``, so a single component can be tested without a
+whole pipeline.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from labile._store_contract import StoreContract
 from labile.hashing import HashingConfig, HashingEmbedder
-from labile.llm import NoLLM, ScriptedLLM
+from labile.llm import NoLLM
 from labile.memstore import MemoryStore
 from labile.model import Observation
 from labile.plugins import get_plugin_manager
@@ -22,7 +23,7 @@ from labile.registry import Registries, collect
 from labile.schema import CheckedStore, Schema
 from labile.usage import UsageMeter
 
-__all__ = ["ScriptedLLM", "StoreContract", "make_deps", "make_registries", "observations"]
+__all__ = ["StoreContract", "make_deps", "make_registries", "observations"]
 
 
 def make_registries(*plugins: object, entry_points: bool = True) -> Registries:
@@ -44,8 +45,9 @@ def make_deps(
     registries = registries or make_registries()
     schema = Schema.from_registries(registries)
     usage = UsageMeter()
-    if isinstance(llm, ScriptedLLM) and llm.usage is None:
-        llm.usage = usage
+    if getattr(llm, "usage", False) is None:
+        # A client without a meter (a scripted one, say) records into this one.
+        llm.usage = usage  # type: ignore[union-attr]
     return Deps(
         embedder=embedder or HashingEmbedder(HashingConfig()),
         llm=llm or NoLLM(),

@@ -1,4 +1,4 @@
-"""Accounting of LLM usage per operation (extract, plan, answer, judge …)."""
+"""Accounting of LLM usage per operation (extract, plan, answer, judge …), and a token estimate."""
 
 from __future__ import annotations
 
@@ -6,6 +6,15 @@ import threading
 from typing import Any
 
 import attrs
+
+
+def estimate_tokens(text: str) -> int:
+    """An offline token estimate (about 4 characters per token, words at least).
+
+    What usage figures and context budgets fall back to when no tokenizer of
+    the model is at hand.
+    """
+    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 
 
 @attrs.define

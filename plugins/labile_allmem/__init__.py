@@ -5,6 +5,7 @@ This module only registers components; see ``docs/allmem.md`` for the design.
 
 from __future__ import annotations
 
+from labile.commands import RegisterCommand
 from labile.hookspecs import hookimpl
 from labile.registry import Register
 
@@ -79,3 +80,12 @@ def labile_register_presets(register: Register) -> None:
 
     for name, (summary, factory) in PRESETS.items():
         register(name, factory, summary=summary)
+
+
+@hookimpl
+def labile_register_commands(register: RegisterCommand) -> None:
+    """``labile inspect allmem``: visible surface, recoverability and edit log of a namespace."""
+    from labile_allmem.commands import inspect_options, run_inspect
+
+    register("inspect allmem", run=run_inspect, configure=inspect_options,
+             help="All-Mem diagnostics of a namespace (JSON)")

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from labile.text.sentences import split_sentences
 from labile.text.tokenize import terms, words
+from labile_text.sentences import split_sentences
 
 __all__ = [
     "change_cues",

@@ -4,7 +4,7 @@ Four decisions can ask a model: descriptor compression (write path and split
 siblings), diagnosis (proposing edits over a neighbourhood) and the three
 repair planners (split, merge, update). Every prompt asks for one JSON object
 and every reply is validated against the schema next to it by the LLM client
-(`labile.jsoncheck` subset); an invalid reply raises `LLMOutputError` and the
+(`labile_llm.jsoncheck` subset); an invalid reply raises `LLMOutputError` and the
 caller applies nothing from it. The wording is ours.
 """
 

@@ -9,7 +9,7 @@ previous unit of its session (temporal) and to its most similar visible units
 Descriptor compression has two implementations behind `Describer`:
 
 * `OfflineDescriber` (no model): an extractive summary of the evidence
-  (`labile.text.keywords.summarize`, words copied from the turn) prefixed
+  (`labile_text.keywords.summarize`, words copied from the turn) prefixed
   with the speaker, the photo caption when there is one, and, for a turn that
   answers the previous message, a short quote of what it answers; keywords are
   extractive keyphrases;
@@ -34,8 +34,6 @@ from numpy.typing import NDArray
 from labile.errors import LLMError
 from labile.model import AddReport, Edge, Node, Observation, Origin, edge_id
 from labile.protocols import Deps, LLMClient, Store
-from labile.text.keywords import keyphrases, summarize
-from labile.text.sentences import split_sentences
 from labile.text.tokenize import content_words
 from labile_allmem import prompts
 from labile_allmem.links import SemanticLinker, clip01
@@ -48,6 +46,8 @@ from labile_allmem.schema import (
     unit_id,
     unit_order,
 )
+from labile_text.keywords import keyphrases, summarize
+from labile_text.sentences import split_sentences
 
 log = structlog.get_logger(__name__)
 

@@ -8,7 +8,7 @@ import attrs
 
 from labile.model import AddReport, Node, Observation
 from labile.protocols import Deps
-from labile.render import turn_text
+from labile_text.render import turn_text
 
 
 @attrs.frozen(kw_only=True)

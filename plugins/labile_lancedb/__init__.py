@@ -1,11 +1,15 @@
 """The ``lancedb`` store bundle: LanceDB on disk, the embedded default store.
 
-Only the registration hook lives here; the store imports lancedb when it is
-built (the import costs about 1.4 s), never when the plugin is loaded.
+Only the registration hooks live here: the store, and the ``labile bench
+scale`` command. The store imports lancedb when it is built (the import costs
+about 1.4 s), never when the plugin is loaded.
 """
 
 from __future__ import annotations
 
+import argparse
+
+from labile.commands import RegisterCommand
 from labile.hookspecs import hookimpl
 from labile.registry import Register
 
@@ -19,3 +23,32 @@ def labile_register_stores(register: Register) -> None:
     register("lancedb", LanceStore, config=LanceStoreConfig,
              summary="LanceDB directory per memory: durable, crash-safe batches, vector "
                      "(exact or IVF_RQ) and BM25 full-text search; the embedded default")
+
+
+@hookimpl
+def labile_register_commands(register: RegisterCommand) -> None:
+    """``labile bench scale``: the synthetic scale benchmark of this store."""
+    register("bench scale", run=_run_scale, configure=_scale_options,
+             help="synthetic scale benchmark of the lancedb store")
+
+
+def _scale_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--dim", type=int, default=384)
+    p.add_argument("--json", dest="json_out")
+
+
+def _run_scale(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from labile.commands import echo
+    from labile_lancedb.bench_scale import run_scale_bench
+
+    summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries)
+    text = json.dumps(summary, indent=2, default=str)
+    echo(text)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    return 0

@@ -2,7 +2,7 @@
 
 The prompts are written for this project (none is copied from the paper).
 Each asks for one strict JSON value; schemas use the subset that
-`labile.jsoncheck` validates. Nodes and edges are shown under short integer
+`labile_llm.jsoncheck` validates. Nodes and edges are shown under short integer
 ids (see `labile_realm.ids.IdMap`); a reply that names any other id is
 rejected by the caller.
 """

@@ -38,7 +38,6 @@ from attrs.validators import ge, in_, le
 from labile.errors import ConfigError, LLMError
 from labile.model import Edge, Feedback, OperationReport, Origin, RetrievalResult, edge_id
 from labile.protocols import Deps, LLMClient, Store
-from labile.text.entities import named_entities
 from labile.text.tokenize import terms
 from labile_realm import prompts
 from labile_realm.ids import IdMap
@@ -49,6 +48,7 @@ from labile_realm.schema import (
     is_symmetric,
     predicate_name,
 )
+from labile_text.entities import named_entities
 
 log = structlog.get_logger(__name__)
 

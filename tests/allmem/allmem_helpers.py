@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from labile.llm import ScriptedLLM
 from labile.memory import Memory
 from labile.model import Observation
+from labile_llm import ScriptedLLM
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 

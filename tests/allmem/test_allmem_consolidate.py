@@ -11,7 +11,6 @@ import pytest
 from allmem_helpers import open_memory, session
 
 from labile.errors import LLMError
-from labile.llm import ScriptedLLM
 from labile.memstore import MemoryStore
 from labile.model import Node, NodeFilter
 from labile_allmem.consolidate.atc import ATC, run_records
@@ -31,6 +30,7 @@ from labile_allmem.schema import (
     is_active,
     unit_id,
 )
+from labile_llm import ScriptedLLM
 
 NURSE = "I work as a nurse at the city hospital in Boston."
 TEACHER = "I no longer work as a nurse at the city hospital in Boston, I switched to teaching."

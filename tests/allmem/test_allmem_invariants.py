@@ -29,11 +29,11 @@ from hypothesis import strategies as st
 from labile.config import resolve
 from labile.memory import Memory, build_registries
 from labile.model import NodeFilter, Observation
-from labile.text.sentences import split_sentences
 from labile_allmem.consolidate.atc import ATC
 from labile_allmem.consolidate.records import DescriptorPlan, PlanError, Proposal, SplitPlan
 from labile_allmem.diagnostics import hop_distances
 from labile_allmem.schema import RUN, UNIT
+from labile_text.sentences import split_sentences
 
 CAP = 2
 REGISTRIES = build_registries()

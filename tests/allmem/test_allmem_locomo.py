@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from allmem_helpers import open_memory
 
-from labile.bench.locomo import default_locomo_path, load_locomo
-from labile.bench.metrics import recall_at_k, turns_from_ranked_sources
 from labile.model import Observation
 from labile_allmem.diagnostics import inspect_namespace
+from labile_bench.locomo import default_locomo_path, load_locomo
+from labile_bench.metrics import recall_at_k, turns_from_ranked_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Tests for labile.bench.locomo: synthetic samples plus the real dev file."""
+"""Tests for labile_bench.locomo: synthetic samples plus the real dev file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 import pytest
 
-from labile.bench.locomo import (
+from labile_bench.locomo import (
     LOCOMO_ENV_VAR,
     Conversation,
     EvidenceCleaning,
@@ -20,7 +20,6 @@ from labile.bench.locomo import (
     clean_evidence,
     default_locomo_path,
     load_locomo,
-    parse_locomo_datetime,
     turn_document,
 )
 
@@ -82,48 +81,6 @@ def _load_one(tmp_path: Path, sample: dict[str, Any]) -> tuple[Conversation, Evi
     convs, stats = load_locomo(_write(tmp_path, [sample]))
     assert len(convs) == 1
     return convs[0], stats
-
-
-# ---------------------------------------------------------------------------
-# Dates
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
-        ("12:06 am on 11 November, 2022", datetime(2022, 11, 11, 0, 6, tzinfo=UTC)),
-        ("12:45 pm on 8 May, 2022", datetime(2022, 5, 8, 12, 45, tzinfo=UTC)),
-        ("9:02 AM on 22 November 2023", datetime(2023, 11, 22, 9, 2, tzinfo=UTC)),
-        ("7:05 p.m. on 1 Jan, 2024", datetime(2024, 1, 1, 19, 5, tzinfo=UTC)),
-        ("14:30 on 2 Sept 2023", datetime(2023, 9, 2, 14, 30, tzinfo=UTC)),
-        ("8 May 2023", datetime(2023, 5, 8, tzinfo=UTC)),
-        ("8 May, 2023", datetime(2023, 5, 8, tzinfo=UTC)),
-        ("  29 February, 2024 ", datetime(2024, 2, 29, tzinfo=UTC)),
-    ],
-)
-def test_parse_locomo_datetime(text: str, expected: datetime) -> None:
-    got = parse_locomo_datetime(text)
-    assert got == expected
-    assert got.tzinfo is UTC
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "",
-        "May 8, 2023",
-        "1:56 pm 8 May 2023",
-        "13:56 pm on 8 May, 2023",
-        "1:56 pm on 8 Mai, 2023",
-        "1:56 pm on 30 February, 2023",
-        "2023-05-08",
-    ],
-)
-def test_parse_locomo_datetime_rejects(text: str) -> None:
-    with pytest.raises(ValueError, match="LoCoMo date-time"):
-        parse_locomo_datetime(text)
 
 
 def test_bad_session_date_names_sample_and_string(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from labile.bench.locomo_run import SCHEMA_VERSION, format_table, run_locomo
+from labile_bench.locomo_run import SCHEMA_VERSION, format_table, run_locomo
 
 DATA = Path(__file__).parent / "data" / "locomo_tiny.json"
 FAST = {"store": {"type": "memory"}, "embedder": {"type": "hashing"}}

@@ -1,4 +1,4 @@
-"""Tests for labile.bench.metrics: hand-computed values and properties."""
+"""Tests for labile_bench.metrics: hand-computed values and properties."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile.bench.metrics import (
+from labile_bench.metrics import (
     RetrievalScorer,
     bleu1,
     hit_at_k,
@@ -51,6 +51,7 @@ def test_turns_from_ranked_sources_rejects_bare_strings() -> None:
 @PROPS
 @given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=5), max_size=6))
 def test_turns_from_ranked_sources_properties(ranked: list[list[str]]) -> None:
+    """Expanding ranked nodes gives each turn once, in order of first appearance."""
     out = turns_from_ranked_sources(ranked)
     assert len(out) == len(set(out))
     assert set(out) == {t for node in ranked for t in node}
@@ -121,6 +122,7 @@ GOLDS = st.sets(IDS, min_size=1, max_size=6)
 @PROPS
 @given(RANKINGS, GOLDS, st.integers(1, 20))
 def test_metrics_in_unit_interval(ranked: list[str], gold: set[str], k: int) -> None:
+    """Recall, NDCG and Hit lie in [0, 1], with NDCG <= Hit >= Recall."""
     for fn in (recall_at_k, ndcg_at_k, hit_at_k):
         assert 0.0 <= fn(ranked, gold, k) <= 1.0
     assert hit_at_k(ranked, gold, k) >= recall_at_k(ranked, gold, k)
@@ -130,6 +132,7 @@ def test_metrics_in_unit_interval(ranked: list[str], gold: set[str], k: int) -> 
 @PROPS
 @given(RANKINGS, GOLDS)
 def test_recall_and_hit_monotone_in_k(ranked: list[str], gold: set[str]) -> None:
+    """Recall@k and Hit@k never fall as k grows."""
     recalls = [recall_at_k(ranked, gold, k) for k in range(1, 20)]
     hits = [hit_at_k(ranked, gold, k) for k in range(1, 20)]
     assert recalls == sorted(recalls)
@@ -141,6 +144,7 @@ def test_recall_and_hit_monotone_in_k(ranked: list[str], gold: set[str]) -> None
 def test_perfect_ranking_scores_one(
     gold: set[str], tail: list[str], k: int, rnd: random.Random
 ) -> None:
+    """Gold turns first, in any order, score NDCG 1, Hit 1 and the largest recall k allows."""
     order = sorted(gold)
     rnd.shuffle(order)
     ranked = order + [t for t in tail if t not in gold]
@@ -269,6 +273,7 @@ TEXTS = st.lists(
 @PROPS
 @given(TEXTS, TEXTS)
 def test_qa_metrics_in_unit_interval(pred: str, gold: str) -> None:
+    """Token F1, BLEU-1 and ROUGE-L lie in [0, 1]; F1 and ROUGE-L are symmetric."""
     for fn in (token_f1, bleu1, rouge_l):
         assert 0.0 <= fn(pred, gold) <= 1.0 + 1e-12
     assert token_f1(pred, gold) == pytest.approx(token_f1(gold, pred))
@@ -278,6 +283,7 @@ def test_qa_metrics_in_unit_interval(pred: str, gold: str) -> None:
 @PROPS
 @given(TEXTS)
 def test_qa_metrics_identity(text: str) -> None:
+    """An answer equal to the gold scores 1 on every QA metric; normalisation is idempotent."""
     for fn in (token_f1, bleu1, rouge_l):
         assert fn(text, text) == pytest.approx(1.0)
     assert normalize_answer(normalize_answer(text)) == normalize_answer(text)
@@ -307,4 +313,5 @@ def test_percentile_hand_computed() -> None:
     st.floats(0, 100),
 )
 def test_percentile_matches_numpy(values: list[float], p: float) -> None:
+    """The percentile helper agrees with numpy's linear interpolation."""
     assert percentile(values, p) == pytest.approx(float(np.percentile(values, p)), abs=1e-6)

@@ -1,13 +1,21 @@
-"""The command line, run in-process."""
+"""The command line, run in-process: the kernel's shell, its commands, and plugins' commands."""
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from labile.cli import main
+from labile.cli import build_parser, main, register_kernel_commands
+from labile.commands import Commands, RegisterCommand, collect_commands, echo
+from labile.errors import DuplicateComponentError, PluginLoadError
+from labile.hookspecs import hookimpl
+from labile.plugins import get_plugin_manager
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -85,12 +93,160 @@ def test_add_rejects_naive_timestamps(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 2 and "obs.jsonl:1" in err and "timezone-aware" in err
 
 
-def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "demo")
-    assert code == 0
-    assert out.count("Q: ") == 5
-    assert "← S" in out  # source turns are shown
-    assert "store:" in out
+# -- commands from plugins ----------------------------------------------------------
+
+
+class Greeter:
+    """A test plugin adding ``labile hello`` and the group ``labile greet`` with one command."""
+
+    def __init__(self) -> None:
+        self.seen: list[argparse.Namespace] = []
+
+    @hookimpl
+    def labile_register_commands(self, register: RegisterCommand) -> None:
+        register("hello", run=self.hello, configure=self.hello_options, help="say hello")
+        register("greet", help="greetings")
+        register("greet loudly", run=self.loudly, help="say HELLO")
+
+    @staticmethod
+    def hello_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("name")
+        p.add_argument("--times", type=int, default=1)
+
+    def hello(self, args: argparse.Namespace) -> int:
+        self.seen.append(args)
+        for _ in range(args.times):
+            echo(f"hello {args.name}")
+        return 3
+
+    def loudly(self, args: argparse.Namespace) -> None:
+        echo("HELLO")
+
+
+class Clasher:
+    """Registers whatever path it is given."""
+
+    def __init__(self, path: str, *, group: bool = False) -> None:
+        self.path, self.group = path, group
+
+    @hookimpl
+    def labile_register_commands(self, register: RegisterCommand) -> None:
+        run = None if self.group else (lambda args: 0)
+        register(self.path, run=run, help="clash")
+
+
+def _pm(*plugins: object) -> Any:
+    return get_plugin_manager(entry_points=False, extra=plugins)
+
+
+def test_hook_labile_register_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plugin's command gets its arguments, writes to stdout, and sets the exit status."""
+    greeter = Greeter()
+    pm = _pm(greeter)
+    assert main(["hello", "Ana", "--times", "2"], plugin_manager=pm) == 3
+    assert capsys.readouterr().out == "hello Ana\nhello Ana\n"
+    assert greeter.seen[0].name == "Ana"
+    assert main(["greet", "loudly"], plugin_manager=pm) == 0  # None is success
+    assert capsys.readouterr().out == "HELLO\n"
+    commands = collect_commands(pm)
+    assert {c.name: c.plugin for c in commands} == {  # a directly registered plugin object
+        "hello": "extra-0", "greet": "extra-0", "greet loudly": "extra-0"}
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """The top-level help names each command, and each group's help line its sub-commands."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name in ("plugins", "components", "check", "add", "search", "consolidate", "stats",
+                 "demo"):
+        assert f"    {name} " in out
+    assert "bench               benchmarks (compare, locomo, longmemeval, scale," in out
+    assert "inspect             diagnostics of a bundle's memory (allmem)" in out
+    commands = collect_commands(get_plugin_manager(), builtin=register_kernel_commands)
+    runnable = [c for c in commands if c.run is not None]
+    assert {c.plugin for c in runnable} >= {"labile", "bench", "lancedb", "allmem"}
+    for command in runnable:
+        assert command.path[-1] in out, command.name
+
+
+def test_a_group_without_commands_is_not_shown() -> None:
+    """The kernel declares ``inspect``; with no plugin filling it, it is not a command."""
+    parser = build_parser(_pm())
+    with pytest.raises(SystemExit):
+        parser.parse_args(["inspect"])
+    assert "inspect" not in parser.format_help()
+    assert "plugins" in parser.format_help()
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (Clasher("hello"), Clasher("hello")),  # the same command
+        (Clasher("greet loudly"), Clasher("greet loudly")),  # the same sub-command
+        (Clasher("greet loudly"), Clasher("greet")),  # a command where a group is
+        (Clasher("greet"), Clasher("greet loudly")),  # a sub-command under a command
+        (Clasher("greet", group=True), Clasher("greet", group=True)),  # two owners of a group
+    ],
+)
+def test_a_clash_names_both_plugins(first: Clasher, second: Clasher) -> None:
+    commands = Commands()
+    commands.register_for("one")(first.path, run=None if first.group else print, help="x")
+    with pytest.raises(DuplicateComponentError) as info:
+        commands.register_for("two")(second.path, run=None if second.group else print, help="x")
+    assert info.value.plugin == "two" and info.value.existing_plugin == "one"
+    assert "'one'" in str(info.value) and "'two'" in str(info.value)
+
+
+def test_a_plugin_cannot_take_a_kernel_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plugins"], plugin_manager=_pm(Clasher("search")))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "command 'search' from plugin 'extra-0' clashes with the one from plugin 'labile'" in err
+
+
+@pytest.mark.parametrize("path", ["", "  ", "Bench", "bench_scale", "bench/scale", "9lives"])
+def test_a_bad_path_is_rejected_with_the_rule(path: str) -> None:
+    with pytest.raises(ValueError, match="bad command path.*lower-case words") as info:
+        Commands().register_for("p")(path, run=print, help="x")
+    assert "plugin 'p'" in str(info.value)
+
+
+def test_run_and_configure_must_be_callable() -> None:
+    with pytest.raises(TypeError, match="plugin 'p', command 'x': run must be callable"):
+        Commands().register_for("p")("x", run="main", help="x")  # type: ignore[arg-type]
+
+
+def test_a_wrapper_cannot_register_commands() -> None:
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def labile_register_commands(self, register: RegisterCommand) -> Any:
+            return (yield)
+
+    with pytest.raises(PluginLoadError, match="cannot be a wrapper"):
+        collect_commands(_pm(Wrapper()))
+
+
+def test_the_sample_plugin_adds_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """The plugin-authoring guide's ``labile echo`` (CI installs the sample and runs it)."""
+    if importlib.util.find_spec("labile_echo") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install docs/examples/labile-echo")
+        pytest.skip("labile-echo is not installed (pip install -e docs/examples/labile-echo)")
+    import labile_echo
+
+    pm = _pm(labile_echo)
+    assert main(["echo", "--threshold", "0.3", "0.1", "0.5", "0.9"], plugin_manager=pm) == 0
+    assert capsys.readouterr().out == "kept 2 of 3 scores at threshold 0.3: 0.5, 0.9\n"
+    assert main(["echo", "--threshold", "0.95", "0.1"], plugin_manager=pm) == 0
+    assert capsys.readouterr().out == "kept 0 of 1 scores at threshold 0.95: none\n"
+    assert main(["echo", "--threshold", "2", "0.1"], plugin_manager=pm) == 2
+    assert "error: --threshold: 'threshold' must be <= 1.0" in capsys.readouterr().err
+    command = next(c for c in collect_commands(get_plugin_manager()) if c.name == "echo")
+    assert command.plugin == "echo"  # found by its entry point, like any third-party plugin
+
+
+# -- commands of the bundled plugins --------------------------------------------------
 
 
 def test_bench_scale_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,16 +257,6 @@ def test_bench_scale_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     data = json.loads(out_file.read_text())
     assert data == json.loads(out)
     assert any("recall" in key for key in data)
-
-
-def test_bench_locomo_on_fixture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fixture = Path(__file__).parents[1] / "bench" / "data" / "locomo_tiny.json"
-    out_file = tmp_path / "summary.json"
-    code, out, _ = run(capsys, "bench", "locomo", str(fixture), "--preset", "bm25",
-                       "--k", "5", "--json", str(out_file), "--no-progress")
-    assert code == 0 and "R@5" in out and "bm25" in out
-    summary = json.loads(out_file.read_text())
-    assert summary["schema_version"] == 1 and summary["presets"]["bm25"]["overall"]["n"] == 3
 
 
 def test_inspect_allmem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,7 +29,8 @@ from labile.model import (
     edge_id,
 )
 from labile.plugins import get_plugin_manager
-from labile.testing import ScriptedLLM, observations
+from labile.testing import observations
+from labile_llm import ScriptedLLM
 
 BASE: dict[str, Any] = {
     "store": {"type": "memory"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -79,6 +80,58 @@ def test_every_module_imports_under_warnings_as_errors() -> None:
     proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
                           text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def plugin_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of a ``labile_*`` package in ``source``.
+
+    Every ``import`` and ``from … import`` statement counts, wherever it is
+    (module level, inside functions or ``if TYPE_CHECKING:``), and so does a
+    dynamic import of a literal name (``importlib.import_module("labile_x")``,
+    ``__import__("labile_x")``).
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                names = [node.args[0].value]
+        found += [(node.lineno, n) for n in names if n.split(".")[0].startswith("labile_")]
+    return sorted(found)
+
+
+def test_the_kernel_imports_no_plugin_package() -> None:
+    """Nothing under core/ imports a labile_* package: plugins depend on the kernel, not back."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sorted((ROOT / "core").rglob("*.py"))
+        for line, module in plugin_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, "the kernel imports plugins:\n" + "\n".join(offenders)
+
+
+def test_the_import_scan_sees_every_form() -> None:
+    """The scan above catches top-level, nested, TYPE_CHECKING and dynamic imports."""
+    source = (
+        "import os, labile_realm\n"
+        "from labile.model import Node\n"
+        "from labile_bench.locomo import load_locomo as load\n"
+        "if TYPE_CHECKING:\n    import labile_lancedb.store\n"
+        "def f():\n    from labile_allmem import diagnostics\n"
+        "    importlib.import_module('labile_llm')\n    __import__('labile_text.names')\n"
+        "    importlib.import_module(name)\n"
+        "from . import sibling\n"
+    )
+    assert plugin_imports(source) == [
+        (1, "labile_realm"), (3, "labile_bench.locomo"), (5, "labile_lancedb.store"),
+        (7, "labile_allmem"), (8, "labile_llm"), (9, "labile_text.names"),
+    ]
 
 
 def test_importing_labile_does_not_import_heavy_dependencies() -> None:

@@ -21,11 +21,11 @@ from labile.answer import (
 )
 from labile.errors import InputError, LLMOutputError
 from labile.hookspecs import hookimpl
-from labile.llm import ScriptedLLM
 from labile.memory import Memory
 from labile.model import Feedback, Hit, Node, OperationReport, Reach, RetrievalResult
 from labile.testing import observations
 from labile.usage import UsageMeter
+from labile_llm import ScriptedLLM
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -99,7 +99,8 @@ def test_context_cuts_a_too_long_best_hit() -> None:
 @given(texts=st.lists(st.text(min_size=0, max_size=80), min_size=0, max_size=8),
        budget=st.integers(min_value=1, max_value=120))
 def test_context_never_exceeds_budget(texts: list[str], budget: int) -> None:
-    from labile.llm.scripted import count_tokens
+    """Whatever the hits and budget, the context fits the budget and numbers each node once."""
+    from labile.usage import estimate_tokens as count_tokens
 
     hits = [hit(f"n{i}", t, days=i % 3, score=1.0 - i / 10) for i, t in enumerate(texts)]
     text, ids = build_context(hits, budget_tokens=budget, count_tokens=count_tokens)

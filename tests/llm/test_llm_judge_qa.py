@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 
-from labile.bench.judge import (
+from labile.errors import LLMOutputError
+from labile.memory import Memory
+from labile.testing import observations
+from labile.usage import UsageMeter
+from labile_bench.judge import (
     JUDGE_PROMPT_VERSION,
     JUDGE_SCHEMA,
     judge,
@@ -18,13 +22,9 @@ from labile.bench.judge import (
     load_judge_prompt,
     render_judge_prompt,
 )
-from labile.bench.locomo import Question
-from labile.bench.qa import QAEvaluator, evaluate_qa, make_qa_hook, qa_markdown, summarize
-from labile.errors import LLMOutputError
-from labile.llm import ScriptedLLM
-from labile.memory import Memory
-from labile.testing import observations
-from labile.usage import UsageMeter
+from labile_bench.locomo import Question
+from labile_bench.qa import QAEvaluator, evaluate_qa, make_qa_hook, qa_markdown, summarize
+from labile_llm import ScriptedLLM
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

@@ -20,14 +20,14 @@ from structlog.testing import capture_logs
 
 from labile.config import structure_options
 from labile.errors import LLMOutputError, MissingDependencyError
-from labile.llm.retry import LLMAuthError, LLMRateLimitError, LLMRequestError, LLMTimeoutError
-from labile.llm.scripted import ScriptedLLM
 from labile.memory import Memory
 from labile.protocols import LLMClient
 from labile.registry import collect
 from labile.usage import UsageMeter
 from labile_litellm.client import LiteLLMClient
 from labile_litellm.config import LiteLLMConfig
+from labile_llm.retry import LLMAuthError, LLMRateLimitError, LLMRequestError, LLMTimeoutError
+from labile_llm.scripted import ScriptedLLM
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -83,13 +83,13 @@ def test_config_is_strict_and_secret_free(make_pm: Callable[..., Any]) -> None:
 
 def test_importing_labile_does_not_import_litellm() -> None:
     code = (
-        "import sys, labile, labile.answer, labile.bench.qa, labile.bench.judge, "
-        "labile.bench.longmemeval_run, labile.llm.retry, labile.llm.cache, labile_litellm\n"
+        "import sys, labile, labile.answer, labile_bench.qa, labile_bench.judge, "
+        "labile_bench.longmemeval_run, labile_llm.retry, labile_llm.cache, labile_litellm\n"
         "from labile.plugins import get_plugin_manager\n"
         "from labile.registry import collect\n"
         "r = collect(get_plugin_manager(entry_points=False, extra=[labile_litellm]))\n"
         "assert 'litellm' in r['llm']\n"
-        "from labile.llm.scripted import count_tokens_like_litellm\n"
+        "from labile_llm.tokens import count_tokens_like_litellm\n"
         "assert count_tokens_like_litellm('hello world') == 2\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
     )

@@ -12,14 +12,14 @@ from typing import Any
 import attrs
 import pytest
 
-from labile.bench.longmemeval import load_longmemeval, session_ndcg_at_k, session_recall_at_k
-from labile.bench.longmemeval_run import ingest_item, namespace_for, run_longmemeval
 from labile.errors import MissingDependencyError
 from labile.hookspecs import hookimpl
-from labile.llm import ScriptedLLM
 from labile.memory import Memory
 from labile.memstore import MemoryStore
 from labile.usage import UsageMeter
+from labile_bench.longmemeval import load_longmemeval, session_ndcg_at_k, session_recall_at_k
+from labile_bench.longmemeval_run import ingest_item, namespace_for, run_longmemeval
+from labile_llm import ScriptedLLM
 
 FIXTURE = Path(__file__).resolve().parents[1] / "bench" / "data" / "longmemeval_tiny.json"
 

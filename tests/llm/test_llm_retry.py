@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from labile.errors import LLMError, LLMOutputError
-from labile.llm.cache import CachedReply, ResponseCache
-from labile.llm.retry import (
+from labile_llm.cache import CachedReply, ResponseCache
+from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
     LLMCallError,
@@ -173,7 +173,7 @@ def test_programming_errors_pass_through_unchanged() -> None:
 
 def test_redact_masks_known_secrets_and_key_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "plainsecretvalue42")
-    from labile.llm.retry import known_secrets
+    from labile_llm.retry import known_secrets
 
     text = ("key plainsecretvalue42 and sk-proj-abcdefghijklmnop and "
             "Authorization: Bearer abc.def.ghijklmnop api_key='zzzzzzzzzz'")

@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 
 from labile.errors import LLMError, LLMOutputError
-from labile.llm import ScriptedLLM, ScriptedLLMConfig
-from labile.llm.retry import (
+from labile.protocols import LLMClient
+from labile.registry import collect
+from labile.usage import UsageMeter, estimate_tokens
+from labile_llm import ScriptedLLM, ScriptedLLMConfig
+from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
     LLMRateLimitError,
@@ -19,10 +22,7 @@ from labile.llm.retry import (
     RetryPolicy,
     classify_error,
 )
-from labile.llm.scripted import count_tokens, litellm_tokenizer, token_counter
-from labile.protocols import LLMClient
-from labile.registry import collect
-from labile.usage import UsageMeter
+from labile_llm.tokens import litellm_tokenizer, token_counter
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 
@@ -115,22 +115,22 @@ def test_counts_tokens_like_litellm(litellm_module: ModuleType) -> None:
     est = UsageMeter()
     ScriptedLLM(ScriptedLLMConfig(tokenizer="estimate"), replies=["abcd efgh"],
                 usage=est).complete_text("x" * 40, operation="o")
-    assert est.snapshot()["o"]["prompt_tokens"] == count_tokens("x" * 40) == 10
-    assert token_counter("estimate") is count_tokens
+    assert est.snapshot()["o"]["prompt_tokens"] == estimate_tokens("x" * 40) == 10
+    assert token_counter("estimate") is estimate_tokens
     assert token_counter("tiktoken")("hello world") == 2
 
 
 def test_tokenizer_falls_back_to_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
-    import labile.llm.scripted as scripted
+    import labile_llm.tokens as tokens
 
-    monkeypatch.setattr(scripted, "_tok_state", {})
-    monkeypatch.setattr(scripted, "_bundled_cl100k", lambda: None)
-    assert scripted.litellm_tokenizer() is None
-    assert scripted.count_tokens_like_litellm("x" * 40) == 10
+    monkeypatch.setattr(tokens, "_tok_state", {})
+    monkeypatch.setattr(tokens, "_bundled_cl100k", lambda: None)
+    assert tokens.litellm_tokenizer() is None
+    assert tokens.count_tokens_like_litellm("x" * 40) == 10
     from labile.errors import MissingDependencyError
 
     with pytest.raises(MissingDependencyError):
-        scripted.token_counter("tiktoken")
+        tokens.token_counter("tiktoken")
 
 
 def test_registered_scripted_builds_from_config(make_pm: Callable[..., Any]) -> None:

@@ -13,8 +13,8 @@ import pytest
 from realm_helpers import EDGE, EXTRACT, NODE, open_memory, reply, session
 
 from labile.errors import ConfigError
-from labile.llm import ScriptedLLM
 from labile.model import NodeFilter
+from labile_llm import ScriptedLLM
 from labile_realm.schema import ENTITY, EVENT, FACT
 
 LLM_CONSTRUCT = {"type": "realm.construct", "units": "llm", "decisions": "llm"}

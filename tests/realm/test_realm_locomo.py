@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from labile.bench.locomo import default_locomo_path, load_locomo, turn_document
-from labile.bench.locomo_run import observations_of
-from labile.bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile.memory import Memory
 from labile.text.bm25 import BM25Index
+from labile_bench.locomo import default_locomo_path, load_locomo, turn_document
+from labile_bench.locomo_run import observations_of
+from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 
 DEV = default_locomo_path(Path(__file__).resolve().parents[2])
 

@@ -21,8 +21,8 @@ from realm_helpers import (
 )
 
 from labile.errors import ConfigError
-from labile.llm import ScriptedLLM
 from labile.memory import Memory
+from labile_llm import ScriptedLLM
 from labile_realm.presets import realm, realm_llm
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_PLANS
 

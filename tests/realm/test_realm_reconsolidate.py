@@ -8,10 +8,10 @@ import pytest
 from realm_helpers import CHAT_1, CHAT_2, TOPOLOGY, open_memory, reply, session
 
 from labile.errors import ConfigError
-from labile.llm import ScriptedLLM
 from labile.model import Edge, Feedback, Hit, Node, Reach, RetrievalResult, Subgraph, edge_id
 from labile.model import Query as Q
 from labile.testing import make_deps
+from labile_llm import ScriptedLLM
 from labile_realm.reconsolidate import (
     EdgeDecision,
     RealmReconsolidator,

@@ -9,10 +9,10 @@ import attrs
 import pytest
 from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
 
-from labile.llm import ScriptedLLM
 from labile.model import Edge, Hit, Node, Query, Reach, edge_id
 from labile.protocols import Deps
 from labile.testing import make_deps
+from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
 from labile_realm.retrieve.expand import ExpandConfig, RealmExpander, parse_include
 from labile_realm.retrieve.plan import (

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import BM25Index
+from labile.text.bm25 import BM25Index
 
 
 def _index(docs: dict[str, str]) -> BM25Index:
@@ -105,6 +105,7 @@ _docs = st.dictionaries(
     st.integers(1, 20),
 )
 def test_search_properties(docs: dict[str, str], removed: set[str], query: str, k: int) -> None:
+    """Search returns at most ``k`` live documents with positive scores, best first (ties by id)."""
     index = _index(docs)
     for doc_id in removed:
         index.remove(doc_id)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import Entity, is_filler, named_entities, normalize_name
+from labile_text import Entity, is_filler, named_entities, normalize_name
 
 
 def _ents(text: str) -> list[tuple[str, str]]:
@@ -153,6 +153,7 @@ def test_is_filler_false(text: str) -> None:
 
 @given(st.text())
 def test_entities_are_grounded(text: str) -> None:
+    """Every entity's span holds exactly its name, and its category is a known one."""
     for ent in named_entities(text):
         start, end = ent.span
         assert 0 <= start < end <= len(text)
@@ -162,5 +163,6 @@ def test_entities_are_grounded(text: str) -> None:
 
 @given(st.text())
 def test_is_filler_and_normalize_are_total(text: str) -> None:
+    """Filler detection answers a bool for any text; name normalisation is idempotent."""
     assert isinstance(is_filler(text), bool)
     assert normalize_name(text) == normalize_name(normalize_name(text))

@@ -7,7 +7,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import keyphrases, summarize, words
+from labile.text.tokenize import words
+from labile_text import keyphrases, summarize
 
 
 def test_keyphrases_basic() -> None:
@@ -89,6 +90,7 @@ def test_summarize_edge_cases() -> None:
 
 @given(st.text(), st.integers(min_value=1, max_value=50))
 def test_summary_words_come_from_input(text: str, max_words: int) -> None:
+    """A summary is a verbatim passage of the text (plus "…") within the word budget."""
     summary = summarize(text, max_words)
     assert set(words(summary)) <= set(words(text))
     body = summary.removesuffix("…")
@@ -98,6 +100,7 @@ def test_summary_words_come_from_input(text: str, max_words: int) -> None:
 
 @given(st.text(), st.integers(min_value=0, max_value=8))
 def test_keyphrases_are_bounded_and_grounded(text: str, k: int) -> None:
+    """At most ``k`` distinct keyphrases, every word of which is a word of the text."""
     phrases = keyphrases(text, k)
     assert len(phrases) <= k
     assert len(set(phrases)) == len(phrases)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import split_sentences
+from labile_text import split_sentences
 
 
 def _sents(text: str) -> list[str]:
@@ -66,6 +66,7 @@ def test_spans_are_offsets() -> None:
 
 @given(st.text())
 def test_spans_are_grounded_ordered_and_trimmed(text: str) -> None:
+    """For any text, spans are ordered, non-empty and trimmed, and cover every non-space."""
     spans = split_sentences(text)
     prev_end = 0
     for start, end in spans:
@@ -107,6 +108,7 @@ def test_spans_are_grounded_ordered_and_trimmed(text: str) -> None:
     )
 )
 def test_spans_on_tricky_tokens(parts: list[str]) -> None:
+    """Abbreviations, decimals, emoji and quotes in any order give ordered, trimmed spans."""
     text = " ".join(parts)
     spans = split_sentences(text)
     assert all(s < e for s, e in spans)

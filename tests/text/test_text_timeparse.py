@@ -1,4 +1,4 @@
-"""Session date-times and relative time expressions."""
+"""Relative time expressions resolved to intervals."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import TimeMention, parse_session_datetime, resolve_time_expressions
+from labile_text import TimeMention, resolve_time_expressions
 
 # Monday 8 May 2023, 13:56 UTC (a LoCoMo session stamp).
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -30,39 +30,6 @@ def _one(text: str, anchor: datetime = MONDAY) -> tuple[date, date, str]:
 
 
 D = date
-
-
-@pytest.mark.parametrize(
-    ("stamp", "expected"),
-    [
-        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
-        ("10:37 am on 27 June, 2023", datetime(2023, 6, 27, 10, 37, tzinfo=UTC)),
-        ("12:05 am on 1 January, 2024", datetime(2024, 1, 1, 0, 5, tzinfo=UTC)),
-        ("12:30 pm on 2 Feb 2022", datetime(2022, 2, 2, 12, 30, tzinfo=UTC)),
-        ("  7:00 PM on 31 December, 1999 ", datetime(1999, 12, 31, 19, 0, tzinfo=UTC)),
-    ],
-)
-def test_parse_session_datetime(stamp: str, expected: datetime) -> None:
-    parsed = parse_session_datetime(stamp)
-    assert parsed == expected
-    assert parsed.tzinfo is not None
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "",
-        "yesterday",
-        "1:56 pm 8 May 2023",
-        "13:56 pm on 8 May, 2023",
-        "1:56 pm on 31 June, 2023",
-        "1:56 pm on 8 Mayo, 2023",
-        "1:61 am on 8 May, 2023",
-    ],
-)
-def test_parse_session_datetime_rejects(bad: str) -> None:
-    with pytest.raises(ValueError, match="session date-time"):
-        parse_session_datetime(bad)
 
 
 @pytest.mark.parametrize(
@@ -246,6 +213,7 @@ def test_time_mention_validates_granularity() -> None:
     ),
 )
 def test_intervals_are_well_formed(text: str, anchor: datetime) -> None:
+    """Mentions are non-empty tz-aware intervals, in text order, each phrase its own span."""
     prev_end = 0
     for m in resolve_time_expressions(text, anchor):
         assert m.start < m.end
@@ -257,6 +225,7 @@ def test_intervals_are_well_formed(text: str, anchor: datetime) -> None:
 
 @given(st.text(), st.datetimes(timezones=st.just(UTC)))
 def test_resolver_is_total_on_arbitrary_text(text: str, anchor: datetime) -> None:
+    """The resolver never fails on any text and anchor, and every interval is non-empty."""
     for m in resolve_time_expressions(text, anchor):
         assert m.start < m.end
 

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile.text import STOPWORDS, content_words, stem, terms, words
-from labile.text.tokenize import is_stopword
+from labile.text.tokenize import STOPWORDS, content_words, is_stopword, stem, terms, words
 
 # Reference pairs from the Snowball English algorithm (the classic Porter2
 # examples plus the special cases of the current Snowball version).
@@ -183,12 +182,14 @@ def test_terms_are_stemmed_content_words() -> None:
 
 @given(st.text())
 def test_content_words_is_subsequence_of_words(text: str) -> None:
+    """Content words are the text's words in order, with some (stop words) left out."""
     all_words = iter(words(text))
     assert all(w in all_words for w in content_words(text))
 
 
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz'", max_size=20))
 def test_stem_is_total_and_never_longer(word: str) -> None:
+    """Stemming never fails and grows a word by at most one letter (a restored "-e")."""
     out = stem(word)
     assert isinstance(out, str)
     assert len(out) <= len(word) + 1  # only "-e" restoration can add a letter

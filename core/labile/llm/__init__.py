@@ -1,15 +1,13 @@
-"""The kernel's LLM plumbing: JSON extraction, validation, repair, and two clients.
+"""The kernel's own LLM client: ``none``, the offline default that refuses every call.
 
-`JSONCompletion` implements ``complete_json`` once for every client on top of
-a raw text call, so hosted, local and scripted models share the same parsing,
-schema validation and fail-closed repair loop.
+The `labile.protocols.LLMClient` protocol is the contract; the machinery that
+real clients share (JSON extraction, validation and repair, retries, the reply
+cache) and the ``scripted`` test client live in the `labile_llm` package, on
+which ``labile_litellm`` and third-party clients build.
 """
 
 from __future__ import annotations
 
-from labile.llm.base import JSONCompletion, extract_json
 from labile.llm.none import NoLLM, NoLLMConfig
-from labile.llm.scripted import ScriptedLLM, ScriptedLLMConfig
 
-__all__ = ["JSONCompletion", "NoLLM", "NoLLMConfig", "ScriptedLLM", "ScriptedLLMConfig",
-           "extract_json"]
+__all__ = ["NoLLM", "NoLLMConfig"]

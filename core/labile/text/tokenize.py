@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["STOPWORDS", "content_words", "is_stopword", "stem", "terms", "words"]
+__all__ = ["STOPWORDS", "content_words", "is_stopword", "stem", "terms", "words", "wordset"]
 
 
-def _wordset(text: str) -> frozenset[str]:
-    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
+def wordset(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long word lists readable)."""
     return frozenset(text.split())
 
 
@@ -41,7 +41,7 @@ _CONTRACTION_TAILS = frozenset({"ll", "d", "ve", "re", "m", "s", "t"})
 # "im"). Spellings that collide with ordinary words ("ill", "well", "shed",
 # "wed", "hell", "id") are left out; :func:`is_stopword` catches those
 # contractions while the apostrophe is still visible.
-STOPWORDS: frozenset[str] = _wordset(
+STOPWORDS: frozenset[str] = wordset(
     """
     i me my myself we our ours ourselves you your yours yourself yourselves he
     him his himself she her hers herself it its itself they them their theirs

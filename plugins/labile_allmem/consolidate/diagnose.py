@@ -46,9 +46,6 @@ from numpy.typing import NDArray
 from labile.errors import LLMError
 from labile.model import Node
 from labile.protocols import Embedder, LLMClient, Store
-from labile.text.entities import is_filler
-from labile.text.keywords import keyphrases
-from labile.text.timeparse import resolve_time_expressions
 from labile.vectors import cosine
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
@@ -56,6 +53,9 @@ from labile_allmem.consolidate.segment import Segmentation, segment, sentence_sp
 from labile_allmem.lexical import change_cues, jaccard, negated, numbers, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
+from labile_text.entities import is_filler
+from labile_text.keywords import keyphrases
+from labile_text.timeparse import resolve_time_expressions
 
 log = structlog.get_logger(__name__)
 

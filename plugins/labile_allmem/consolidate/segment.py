@@ -1,6 +1,6 @@
 """Topic segmentation of one unit's evidence at sentence boundaries (offline Split).
 
-The evidence is cut into sentences (`labile.text.sentences.split_sentences`,
+The evidence is cut into sentences (`labile_text.sentences.split_sentences`,
 grounded spans), and adjacent blocks are merged back together while they look
 like one topic:
 
@@ -29,10 +29,10 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.text.entities import is_filler
-from labile.text.sentences import split_sentences
 from labile.text.tokenize import content_words, words
 from labile_allmem.lexical import jaccard, term_set, wordset
+from labile_text.entities import is_filler
+from labile_text.sentences import split_sentences
 
 # First words that tie a sentence to the one before it.
 _CONTINUATIONS: Final = wordset(

@@ -26,7 +26,6 @@ from typing import Literal
 import attrs
 
 from labile.model import Node
-from labile.text.entities import normalize_name
 from labile.text.tokenize import content_words
 from labile_realm.construct.facts import single_valued
 from labile_realm.construct.neighbourhood import Candidate
@@ -42,6 +41,7 @@ from labile_realm.schema import (
     SUPERSEDES,
     VERIFIES,
 )
+from labile_text.entities import normalize_name
 
 NodeOp = Literal["add", "modify", "skip"]
 EdgeAction = Literal["add", "modify", "delete", "no_change"]

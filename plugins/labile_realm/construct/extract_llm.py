@@ -16,11 +16,11 @@ from typing import Any
 from labile.errors import LLMOutputError
 from labile.model import Observation
 from labile.protocols import LLMClient
-from labile.text.sentences import split_sentences
 from labile_realm import prompts
 from labile_realm.construct.extract_offline import Extraction, date_phrase
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, KIND_BY_SHORT
+from labile_text.sentences import split_sentences
 
 _DATE = r"(\d{4})-(\d{2})-(\d{2})"
 _ONE = re.compile(rf"^{_DATE}$")

@@ -31,14 +31,15 @@ from datetime import datetime, timedelta
 import attrs
 
 from labile.model import Observation
-from labile.text.entities import Entity, is_filler, named_entities, normalize_name
-from labile.text.keywords import keyphrases
-from labile.text.sentences import split_sentences
-from labile.text.timeparse import TimeMention, resolve_time_expressions
 from labile_realm.construct.facts import spot_facts
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
+from labile_text.entities import Entity, is_filler, named_entities, normalize_name
+from labile_text.keywords import keyphrases
+from labile_text.names import is_vocative
+from labile_text.sentences import split_sentences
+from labile_text.timeparse import TimeMention, resolve_time_expressions
 
 _ONE_MICRO = timedelta(microseconds=1)
 _WS = re.compile(r"\s+")
@@ -271,7 +272,9 @@ class OfflineUnitExtractor:
             key = normalize_name(ent.name)
             if not key or key in units or len(key) < 2:
                 continue
-            if ent.category == "person" and _is_vocative(text, *ent.span):
+            if ent.category == "person" and is_vocative(
+                text, *ent.span, cues=_GREETINGS, cue_match="suffix"
+            ):
                 continue
             sentence = next((s for s in sentences if ent.name in s), text)
             role = f"mentioned by {obs.speaker}: \"{_shorten(sentence, 160)}\"" if obs.speaker \
@@ -287,15 +290,6 @@ class OfflineUnitExtractor:
 
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "bye", "congrats", "dear", "yo",
               "wow", "oh", "aw", "aww", "sure", "yes", "yeah", "no", "ok", "okay", "sorry")
-
-
-def _is_vocative(text: str, start: int, end: int) -> bool:
-    """A name used to address someone ("Hey Mel!", "Thanks, Mel.") rather than mention them."""
-    after = text[end:].lstrip()
-    before = text[:start].rstrip()
-    closes = not after or after[0] in ",.!?;:" or not after[0].isalnum()
-    opens = not before or before[-1] in ",.!?;:" or before.casefold().endswith(_GREETINGS)
-    return closes and opens
 
 
 def _caption(obs: Observation) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from labile.model import Node, Observation
-from labile.text.entities import normalize_name
+from labile_text.entities import normalize_name
 
 
 @attrs.define(kw_only=True)

@@ -18,11 +18,11 @@ from typing import Any, Literal
 import attrs
 
 from labile.model import Query
-from labile.text.entities import named_entities
-from labile.text.keywords import keyphrases
-from labile.text.timeparse import resolve_time_expressions
 from labile.text.tokenize import content_words
 from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
+from labile_text.entities import named_entities
+from labile_text.keywords import keyphrases
+from labile_text.timeparse import resolve_time_expressions
 
 SeedMode = Literal["query_match", "keywords_match", "hybrid_match"]
 ExpandMode = Literal["subgraph_beam", "path_search"]

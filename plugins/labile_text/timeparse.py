@@ -1,4 +1,4 @@
-"""Session date-times and relative time expressions.
+"""Relative time expressions resolved to absolute intervals.
 
 Conversations say "last Saturday" or "two weeks ago"; memory needs absolute
 intervals so that a temporal question asked months later can be matched
@@ -34,12 +34,14 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 
 import attrs
 
-__all__ = ["GRANULARITIES", "TimeMention", "parse_session_datetime", "resolve_time_expressions"]
+from labile_text.dates import (
+    FULL_MONTH_NAMES,
+    FULL_WEEKDAY_NAMES,
+    MONTH_NUMBERS,
+    WEEKDAY_NUMBERS,
+)
 
-
-def _wordset(text: str) -> frozenset[str]:
-    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
-    return frozenset(text.split())
+__all__ = ["GRANULARITIES", "TimeMention", "resolve_time_expressions"]
 
 
 GRANULARITIES: frozenset[str] = frozenset({"day", "week", "month", "year", "weekend", "range"})
@@ -69,45 +71,6 @@ class TimeMention:
     granularity: str = attrs.field(validator=_check_granularity)
 
 
-_MONTH_NUM: dict[str, int] = {
-    name: i + 1
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ]
-    )
-    for name in names
-}
-_FULL_MONTHS = _wordset(
-    "january february march april may june july august september october november december"
-)
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEKDAY_ABBR: dict[str, int] = {
-    name: i
-    for i, names in enumerate(
-        [
-            ("monday", "mon"),
-            ("tuesday", "tue", "tues"),
-            ("wednesday", "wed"),
-            ("thursday", "thu", "thur", "thurs"),
-            ("friday", "fri"),
-            ("saturday", "sat"),
-            ("sunday", "sun"),
-        ]
-    )
-    for name in names
-}
 _NUMBER_WORDS = {
     "a": 1,
     "an": 1,
@@ -127,43 +90,6 @@ _NUMBER_WORDS = {
     "few": 3,
 }
 _SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
-
-# --------------------------------------------------------------------------- #
-# Session date-times                                                           #
-# --------------------------------------------------------------------------- #
-
-_SESSION = re.compile(
-    r"^\s*(?P<h>\d{1,2}):(?P<mi>\d{2})\s*(?P<ap>[ap])\.?\s*m\.?\s+on\s+"
-    r"(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?P<mon>[a-z]+)\.?,?\s+(?P<y>\d{4})\s*$",
-    re.IGNORECASE,
-)
-
-
-def parse_session_datetime(s: str) -> datetime:
-    """Parse a LoCoMo-style session stamp such as "1:56 pm on 8 May, 2023".
-
-    Args:
-        s: "H:MM am|pm on D Month, YYYY" (month full or abbreviated, comma optional).
-
-    Returns:
-        The moment as a UTC-aware datetime (the source carries no time zone).
-
-    Raises:
-        ValueError: If ``s`` does not have that shape or names an impossible date.
-    """
-    m = _SESSION.match(s)
-    month = _MONTH_NUM.get(m.group("mon").casefold()) if m else None
-    if m is None or month is None:
-        raise ValueError(f"unrecognised session date-time: {s!r}")
-    hour, minute = int(m.group("h")), int(m.group("mi"))
-    if not 1 <= hour <= 12 or minute > 59:
-        raise ValueError(f"unrecognised session date-time: {s!r}")
-    hour = hour % 12 + (12 if m.group("ap").casefold() == "p" else 0)
-    try:
-        return datetime(int(m.group("y")), month, int(m.group("d")), hour, minute, tzinfo=UTC)
-    except ValueError as exc:
-        raise ValueError(f"impossible session date-time: {s!r}") from exc
-
 
 # --------------------------------------------------------------------------- #
 # Calendar helpers                                                             #
@@ -265,9 +191,9 @@ def _month_of(m: re.Match[str]) -> int | None:
     """Month number; "may"/"march"/abbreviations must be capitalised (they are common words)."""
     raw = m.group("mon")
     low = raw.casefold()
-    if not raw[0].isupper() and (low in {"may", "march"} or low not in _FULL_MONTHS):
+    if not raw[0].isupper() and (low in {"may", "march"} or low not in FULL_MONTH_NAMES):
         return None
-    return _MONTH_NUM[low]
+    return MONTH_NUMBERS[low]
 
 
 @_rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})")
@@ -337,7 +263,7 @@ def _cued_month(m: re.Match[str], anchor: date) -> _Interval | None:
     raw = m.group("mon")
     if not raw[0].isupper():
         return None  # "in may" is too often the verb
-    month = _MONTH_NUM[raw.casefold()]
+    month = MONTH_NUMBERS[raw.casefold()]
     rel = " ".join(m.group("rel").casefold().split())
     y = anchor.year
     if rel == "last":
@@ -396,9 +322,9 @@ def _relative_weekend(m: re.Match[str], anchor: date) -> _Interval | None:
 )
 def _weekday(m: re.Match[str], anchor: date) -> _Interval | None:
     raw = m.group("wd")
-    if raw.casefold() not in _WEEKDAYS and (not m.group("rel") or not raw[0].isupper()):
+    if raw.casefold() not in FULL_WEEKDAY_NAMES and (not m.group("rel") or not raw[0].isupper()):
         return None  # "sun", "sat", "wed" are words: abbreviations need a cue and a capital
-    target = _WEEKDAY_ABBR.get(raw.casefold().rstrip("."), 0)
+    target = WEEKDAY_NUMBERS.get(raw.casefold().rstrip("."), 0)
     rel = " ".join((m.group("rel") or "").casefold().split())
     back = (anchor.weekday() - target) % 7  # days back to the most recent one, 0 = today
     if rel in {"last", "this past", "past"}:

@@ -11,27 +11,21 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from labile.text.entities import is_filler, named_entities
-from labile.text.sentences import split_sentences
-from labile.text.timeparse import resolve_time_expressions
-from labile.text.tokenize import content_words, is_stopword, stem, words
+from labile.text.tokenize import content_words, is_stopword, stem, words, wordset
+from labile_text.dates import FULL_MONTH_NAMES
+from labile_text.entities import is_filler, named_entities
+from labile_text.names import is_acronym, is_vocative
+from labile_text.sentences import split_sentences
+from labile_text.timeparse import resolve_time_expressions
 
 __all__ = ["keyphrases", "summarize"]
 
 
-def _wordset(text: str) -> frozenset[str]:
-    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
-    return frozenset(text.split())
-
-
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
-_MONTHS = _wordset(
-    "january february march april may june july august september october november december"
-)
 # Frequent conversational words that make poor keyphrases on their own (hedges,
 # intensifiers, interjections, light verbs, relative-time words). They split
 # candidate phrases the way stopwords do in RAKE.
-_WEAK = _wordset(
+_WEAK = wordset(
     """
     really also still even much many lot lots thing things something anything everything
     nothing stuff way kind kinda sort yeah yes wow hey hi hello thanks thank please okay ok
@@ -47,31 +41,12 @@ _WEAK = _wordset(
     worries woah whoa near around across behind beside beyond along inside outside together
     """
 )
-# Words after which a capitalised name is an address, not a topic ("Wow Maria, ...").
-_ADDRESS_CUES = _wordset(
-    "hey hi hello thanks thank you bye congrats congratulations dear yo wow oh yeah yes "
-    "sorry cool nice great awesome haha lol aw aww omg whoa woah"
-)
 _INTERJECTION = re.compile(r"h?(?:ha|he|hi){2,}h?|lo+l|a+w+|o+h+|h+m+|u+m+|w+o+w+|w+o+a+h+")
 _MAX_PHRASE = 4
 _ENTITY_BOOST = 2.0
 _DATE_BOOST = 1.5
 # A neutral anchor: keyphrases only need the spans of time expressions.
 _SPAN_ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-def _is_vocative(text: str, start: int, end: int) -> bool:
-    """A name used to address someone ("Hey Mel!", "Thanks, Mel.") is not a topic."""
-    after = text[end:].lstrip()
-    before = text[:start].rstrip()
-    closes = not after or not after[0].isalnum()
-    last = _WORD.findall(before[-20:])
-    opens = (
-        not before
-        or before[-1] in ",.!?;:"
-        or (bool(last) and last[-1].casefold() in _ADDRESS_CUES)
-    )
-    return closes and opens
 
 
 def _stems(tokens: list[str]) -> list[str]:
@@ -95,7 +70,7 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
     """Extract up to ``k`` keyphrases from ``text`` (RAKE-style, deterministic).
 
     Contract:
-        * small talk (:func:`~labile.text.entities.is_filler`) has no keyphrases,
+        * small talk (:func:`~labile_text.entities.is_filler`) has no keyphrases,
           and small-talk sentences inside a longer text contribute none;
         * candidates are maximal runs of words not broken by punctuation,
           stopwords, weak conversational words or relative time expressions
@@ -123,7 +98,7 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
 
     for ent in named_entities(text):
         blocked.append(ent.span)
-        if ent.category == "title" or not _is_vocative(text, *ent.span):
+        if ent.category == "title" or not is_vocative(text, *ent.span):
             toks = _WORD.findall(ent.name)
             candidates.append(
                 (toks, [stem(w) for t in toks for w in words(t)], ent.span[0], _ENTITY_BOOST)
@@ -131,7 +106,9 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
     for tm in resolve_time_expressions(text, _SPAN_ANCHOR):
         blocked.append(tm.span)
         toks = _WORD.findall(tm.phrase)
-        explicit = any(c.isdigit() for c in tm.phrase) or any(t.casefold() in _MONTHS for t in toks)
+        explicit = any(c.isdigit() for c in tm.phrase) or any(
+            t.casefold() in FULL_MONTH_NAMES for t in toks
+        )
         if explicit:
             # Keep the date itself, minus a leading cue word ("in 2022" -> "2022").
             while toks and is_stopword(toks[0]):
@@ -178,7 +155,7 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
         if boost != _DATE_BOOST and any(c.isdigit() for t in toks for c in t):
             score *= _DATE_BOOST  # numbers are specific: "3 kids", "Route 66"
         keep_case = boost > 1.0
-        surface = " ".join(t if keep_case or _is_acronym(t) else t.lower() for t in toks)
+        surface = " ".join(t if keep_case or is_acronym(t) else t.lower() for t in toks)
         key = frozenset(stems)
         if key in scored:
             best, first, form = scored[key]
@@ -195,11 +172,6 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
         if len(chosen) == k:
             break
     return [surface for _, surface in chosen]
-
-
-def _is_acronym(token: str) -> bool:
-    letters = [c for c in token if c.isalpha()]
-    return len(letters) >= 2 and all(c.isupper() for c in letters)
 
 
 def _flush(run: list[tuple[str, int]], out: list[_Candidate]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import structlog
 
 from labile.errors import LLMOutputError
-from labile.jsoncheck import validate
+from labile_llm.jsoncheck import validate
 
 log = structlog.get_logger(__name__)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)

@@ -4,7 +4,9 @@ Two presets with the same mean can differ on many questions; a mean that
 moves by a few tenths can be one question. For each metric this module
 counts the questions where log B scores higher or lower than log A, gives the
 two-sided sign-test p-value of that split (ties dropped), and lists the
-questions that moved, so an ablation can be read where it wins and loses.
+questions that moved, so an ablation can be read where it wins and loses. It
+also counts the questions whose ranked turn list changed at all, metrics
+aside: a refactoring that must not change behaviour shows 0 there.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Comparison:
     questions: int
     metrics: tuple[MetricDiff, ...]
     moved: tuple[dict[str, Any], ...]
+    ranked_changed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -48,6 +51,7 @@ class Comparison:
                          "mean_b": round(m.mean_b, 4), "better": m.better, "worse": m.worse,
                          "p_value": round(m.p_value, 4)} for m in self.metrics],
             "moved": list(self.moved),
+            "ranked_changed": self.ranked_changed,
         }
 
 
@@ -73,7 +77,8 @@ def compare_logs(
 
     Questions are matched by conversation and question index; those in only
     one log are left out. ``moved`` lists the questions whose ``focus``
-    metric changed, with both values.
+    metric changed, with both values; ``ranked_changed`` counts those whose
+    ``retrieved_turns`` differ (a reordering counts, whatever the metrics say).
 
     Raises:
         ValueError: no question is in both logs, a row lacks ``metrics``, or
@@ -105,7 +110,9 @@ def compare_logs(
         for a, b in pairs
         if focus in a["metrics"] and a["metrics"][focus] != b["metrics"].get(focus)
     )
-    return Comparison(questions=len(pairs), metrics=tuple(diffs), moved=moved)
+    ranked_changed = sum(a.get("retrieved_turns") != b.get("retrieved_turns") for a, b in pairs)
+    return Comparison(questions=len(pairs), metrics=tuple(diffs), moved=moved,
+                      ranked_changed=ranked_changed)
 
 
 def format_comparison(cmp: Comparison, label_a: str = "A", label_b: str = "B") -> str:
@@ -115,4 +122,5 @@ def format_comparison(cmp: Comparison, label_a: str = "A", label_b: str = "B") -
     for m in cmp.metrics:
         lines.append(f"{m.metric:<10} {100 * m.mean_a:>6.1f} {100 * m.mean_b:>6.1f} "
                      f"{m.better:>9} {m.worse:>8} {m.p_value:>7.3f}")
+    lines.append(f"ranked lists changed: {cmp.ranked_changed} of {cmp.questions}")
     return "\n".join(lines)

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import re
 
+from labile.text.tokenize import wordset
+
 __all__ = ["split_sentences"]
-
-
-def _wordset(text: str) -> frozenset[str]:
-    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
-    return frozenset(text.split())
 
 
 # Line breaks always end a sentence: chat messages use them as separators.
@@ -30,11 +27,11 @@ _EMO = re.compile(
     rf"|[{_EMOJI_CHARS}]+"
 )
 # Abbreviations after which a period never ends a sentence.
-_NEVER_END = _wordset(
+_NEVER_END = wordset(
     "mr mrs ms dr prof st sr jr rev gen capt lt col sgt mt vs e.g i.e cf viz approx fig"
 )
 # Abbreviations that end a sentence only when a capitalised word follows.
-_MAY_END = _wordset("etc a.m p.m u.s u.k inc ltd co corp dept est")
+_MAY_END = wordset("etc a.m p.m u.s u.k inc ltd co corp dept est")
 _DOTTED_ACRONYM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 
 

@@ -25,12 +25,11 @@ Loading contract:
 Evidence is session-level: :func:`session_recall_at_k` and
 :func:`session_ndcg_at_k` score a ranked list of session ids (duplicates are
 collapsed, keeping the first occurrence) against ``answer_session_ids``, with
-the definitions of :mod:`labile.bench.metrics`.
+the definitions of :mod:`labile_bench.metrics`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -39,7 +38,8 @@ from typing import Any
 
 import attrs
 
-from labile.bench.metrics import hit_at_k, ndcg_at_k, recall_at_k, turns_from_ranked_sources
+from labile_bench.jsonlist import load_json_list
+from labile_bench.metrics import hit_at_k, ndcg_at_k, recall_at_k, turns_from_ranked_sources
 
 __all__ = [
     "LMEItem",
@@ -190,14 +190,7 @@ def load_longmemeval(path: str | os.PathLike[str], limit: int | None = None) -> 
             item), or a negative ``limit``.
         OSError: If the file cannot be read.
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of items")
-    if limit is not None:
-        data = data[:limit]
+    data = load_json_list(path, what="items", limit=limit)
     return [_parse_item(item) for item in data]
 
 

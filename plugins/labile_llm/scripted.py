@@ -10,36 +10,30 @@ fail-closed paths. Every call is recorded in ``calls`` and in the usage meter.
 Failure injection: `ScriptedLLM.timeout()`, `ScriptedLLM.rate_limit()`,
 `ScriptedLLM.unavailable()` and `ScriptedLLM.auth_error()` build the same
 exception types the litellm client raises once its retries are spent
-(`labile.llm.retry.LLMTimeoutError` …), and `ScriptedLLM.malformed()` a broken
+(`labile_llm.retry.LLMTimeoutError` …), and `ScriptedLLM.malformed()` a broken
 JSON reply. By default an injected failure is raised at once; pass
 ``retry=RetryPolicy(...)`` (and a fake ``sleep``) to have transient ones
 retried exactly as the litellm client does, each retry consuming the next
 reply.
 
-Token counting: the same tokenizer as litellm's default (tiktoken
-``cl100k_base``) when it can be loaded offline from the encoding file that
-litellm bundles (found without importing litellm, checked by SHA-256);
-otherwise, or with ``tokenizer="estimate"``, `count_tokens`' estimate.
+Token counting (`labile_llm.tokens`): the same tokenizer as litellm's
+default (tiktoken ``cl100k_base``) when it can be loaded offline, otherwise,
+or with ``tokenizer="estimate"``, the kernel's offline estimate.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import importlib.util
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import attrs
-import structlog
 
-from labile.errors import LLMError, MissingDependencyError
-from labile.llm.base import JSONCompletion
-from labile.llm.retry import (
+from labile.errors import LLMError
+from labile.usage import UsageMeter
+from labile_llm.json_completion import JSONCompletion
+from labile_llm.retry import (
     LLMAuthError,
     LLMRateLimitError,
     LLMTimeoutError,
@@ -47,11 +41,9 @@ from labile.llm.retry import (
     RetryPolicy,
     call_with_retry,
 )
-from labile.usage import UsageMeter
+from labile_llm.tokens import TokenCounter, token_counter
 
-log = structlog.get_logger(__name__)
 Reply = str | BaseException
-TokenCounter = Callable[[str], int]
 
 
 @attrs.frozen(kw_only=True)
@@ -66,116 +58,6 @@ class ScriptedLLMConfig:
     replies: tuple[str, ...] = ()
     max_repairs: int = attrs.field(default=1, validator=attrs.validators.ge(0))
     tokenizer: Literal["auto", "tiktoken", "estimate"] = "auto"
-
-
-def count_tokens(text: str) -> int:
-    """An offline token estimate (about 4 characters per token, words at least)."""
-    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
-
-
-# -- the litellm-compatible tokenizer -----------------------------------------
-
-#: litellm bundles tiktoken files named as tiktoken caches them (SHA-1 of the URL).
-_CL100K_FILE: Final = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
-_CL100K_SHA256: Final = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_CL100K_PATTERN: Final = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-_CL100K_SPECIAL: Final = {
-    "<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-    "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276,
-}
-_tok_lock = threading.Lock()
-_tok_state: dict[str, Any] = {}
-
-
-def _bundled_cl100k() -> Path | None:
-    """litellm's bundled cl100k file, located without importing litellm."""
-    try:
-        spec = importlib.util.find_spec("litellm")
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for root in locations:
-        path = Path(root) / "litellm_core_utils" / "tokenizers" / _CL100K_FILE
-        if path.is_file():
-            return path
-    return None
-
-
-def _load_cl100k() -> TokenCounter | None:
-    path = _bundled_cl100k()
-    if path is None:
-        return None
-    try:
-        import tiktoken
-    except ImportError:
-        return None
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
-        log.warning("tokenizer_file_mismatch", path=str(path))
-        return None
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    encoding = tiktoken.Encoding(
-        name="cl100k_base", pat_str=_CL100K_PATTERN, mergeable_ranks=ranks,
-        special_tokens=dict(_CL100K_SPECIAL),
-    )
-
-    def count(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=())) if text else 0
-
-    return count
-
-
-def litellm_tokenizer() -> TokenCounter | None:
-    """The cl100k counter litellm uses by default, or ``None`` if unavailable offline.
-
-    Loaded once per process (about 0.5 s) on first use; never touches the
-    network: the encoding comes from the file litellm ships, verified by hash.
-    """
-    with _tok_lock:
-        if "counter" not in _tok_state:
-            try:
-                _tok_state["counter"] = _load_cl100k()
-            except Exception as exc:  # a broken install must not break counting
-                log.warning("tokenizer_load_failed", error_type=type(exc).__name__)
-                _tok_state["counter"] = None
-        counter: TokenCounter | None = _tok_state["counter"]
-        return counter
-
-
-def count_tokens_like_litellm(text: str) -> int:
-    """Tokens in ``text`` by litellm's default tokenizer, else `count_tokens`' estimate."""
-    counter = litellm_tokenizer()
-    return counter(text) if counter is not None else count_tokens(text)
-
-
-def token_counter(kind: Literal["auto", "tiktoken", "estimate"] = "auto") -> TokenCounter:
-    """A token-counting function.
-
-    Args:
-        kind: ``"auto"`` (litellm's tokenizer when available offline, else
-            the estimate), ``"tiktoken"`` (required), ``"estimate"``.
-
-    Raises:
-        MissingDependencyError: ``kind="tiktoken"`` and it cannot be loaded.
-    """
-    if kind == "estimate":
-        return count_tokens
-    if kind == "tiktoken":
-        counter = litellm_tokenizer()
-        if counter is None:
-            raise MissingDependencyError(
-                "the cl100k tokenizer needs tiktoken and litellm's bundled encoding: "
-                "pip install 'labile[llm]'"
-            )
-        return counter
-    return count_tokens_like_litellm
 
 
 @attrs.define
@@ -263,6 +145,10 @@ class ScriptedLLM(JSONCompletion):
     def malformed(text: str = '{"answer": "half a reply", ') -> str:
         """A reply that no JSON repair can recover (exercises fail-closed paths)."""
         return text
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` as this client accounts them (answer budgets use it too)."""
+        return self._count(text)
 
     def add_replies(self, *replies: Reply) -> None:
         """Queue more in-order replies."""

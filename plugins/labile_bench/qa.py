@@ -2,8 +2,8 @@
 
 For each question `QAEvaluator.evaluate` runs `labile.answer.answer_question`
 with the *answer* model, scores the prediction against the reference with the
-local metrics of `labile.bench.metrics` (token F1, BLEU-1, ROUGE-L) and, when a
-*judge* model is given, with the LLM judge (`labile.bench.judge`). Tokens,
+local metrics of `labile_bench.metrics` (token F1, BLEU-1, ROUGE-L) and, when a
+*judge* model is given, with the LLM judge (`labile_bench.judge`). Tokens,
 cost and latency come from the usage meters (the memory's, the answer
 model's and the judge's), measured around each step.
 
@@ -32,12 +32,12 @@ import attrs
 import structlog
 
 from labile.answer import ANSWER_PROMPT_VERSION, answer_question, usage_delta, usage_meters
-from labile.bench.judge import JUDGE_PROMPT_VERSION, judge, judge_prompt_sha256
-from labile.bench.metrics import bleu1, percentile, rouge_l, token_f1
 from labile.config import structure_options
 from labile.errors import LLMError
 from labile.model import RetrievalResult
 from labile.usage import UsageMeter
+from labile_bench.judge import JUDGE_PROMPT_VERSION, judge, judge_prompt_sha256
+from labile_bench.metrics import bleu1, percentile, rouge_l, token_f1
 
 if TYPE_CHECKING:
     from labile.memory import Memory
@@ -116,7 +116,7 @@ class QAEvaluator:
             memory: The memory holding the conversation.
             namespace: The conversation's namespace.
             question: A record with ``question``, ``answer`` and ``category``
-                (attributes, e.g. `labile.bench.locomo.Question`, or keys);
+                (attributes, e.g. `labile_bench.locomo.Question`, or keys);
                 an optional ``id``/``question_id``/``index`` is copied.
             as_of: When the question is asked (e.g. the last session's date).
             result: Reuse this retrieval instead of searching again.
@@ -309,7 +309,7 @@ def make_qa_hook(
     budget_tokens: int = 2000,
     feedback: bool = True,
 ) -> QAHookFactory:
-    """The ``qa_hook_factory`` of `labile.bench.locomo_run.run_locomo`.
+    """The ``qa_hook_factory`` of `labile_bench.locomo_run.run_locomo`.
 
     Args:
         answer_model: litellm model string that answers.

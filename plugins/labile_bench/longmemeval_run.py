@@ -1,6 +1,6 @@
 """The LongMemEval_S runner: ingest each item's haystack, retrieve, score, optionally answer.
 
-For every item (`labile.bench.longmemeval.load_longmemeval`):
+For every item (`labile_bench.longmemeval.load_longmemeval`):
 
 1. a fresh namespace ``lme_<question_id>`` in one `Memory`;
 2. each haystack session is added as one batch of observations, one per
@@ -15,7 +15,7 @@ For every item (`labile.bench.longmemeval.load_longmemeval`):
    Abstention items (``*_abs``) and items without gold sessions are left out
    of retrieval metrics (counted in ``retrieval_skipped``);
 5. with an answer model (name or client), the same retrieval is answered and
-   scored (`labile.bench.qa.QAEvaluator`); with a judge model, judged too.
+   scored (`labile_bench.qa.QAEvaluator`); with a judge model, judged too.
    Question types are the categories; nothing is excluded from ``overall``.
 
 Models given by name are built as the registered ``litellm`` llm
@@ -36,11 +36,11 @@ import attrs
 import structlog
 
 from labile.answer import usage_delta
-from labile.bench.longmemeval import LMEItem, load_longmemeval
-from labile.bench.metrics import RetrievalScorer, turns_from_ranked_sources
-from labile.bench.qa import QAEvaluator, build_named_llm, summarize
 from labile.model import Observation
 from labile.usage import UsageMeter
+from labile_bench.longmemeval import LMEItem, load_longmemeval
+from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
+from labile_bench.qa import QAEvaluator, build_named_llm, summarize
 
 if TYPE_CHECKING:
     import pluggy

@@ -24,7 +24,8 @@ NAMESPACE = "demo"
 
 def load_demo() -> dict[str, Any]:
     """The bundled sample conversation."""
-    text = resources.files("labile").joinpath("data/demo_conversation.json").read_text("utf-8")
+    path = resources.files("labile_bench").joinpath("data/demo_conversation.json")
+    text = path.read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

@@ -32,12 +32,12 @@ from typing import Any, Final
 import attrs
 import structlog
 
-from labile.bench.locomo import Conversation, EvidenceCleaning, load_locomo
-from labile.bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
 from labile.memory import Memory
 from labile.model import Observation
-from labile.progress import progress
-from labile.render import turn_text
+from labile_bench.locomo import Conversation, EvidenceCleaning, load_locomo
+from labile_bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
+from labile_bench.progress import progress
+from labile_text.render import turn_text
 
 log = structlog.get_logger(__name__)
 SCHEMA_VERSION: Final = 1

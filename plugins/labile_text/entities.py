@@ -13,15 +13,12 @@ import re
 
 import attrs
 
-from labile.text.sentences import split_sentences
-from labile.text.tokenize import STOPWORDS, is_stopword
+from labile.text.tokenize import STOPWORDS, is_stopword, wordset
+from labile_text.dates import MONTH_NUMBERS, WEEKDAY_NUMBERS
+from labile_text.names import ends_clause, is_acronym
+from labile_text.sentences import split_sentences
 
 __all__ = ["CATEGORIES", "Entity", "is_filler", "named_entities", "normalize_name"]
-
-
-def _wordset(text: str) -> frozenset[str]:
-    """A frozenset from a whitespace-separated word list (keeps long lists readable)."""
-    return frozenset(text.split())
 
 
 CATEGORIES: frozenset[str] = frozenset({"person", "place", "organization", "title", "other"})
@@ -53,29 +50,23 @@ _WORD = re.compile(r"[^\W_]+(?:['’.\-&][^\W_]+)*")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”")
 
-_MONTHS = _wordset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-)
-_DAYS = _wordset(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs "
-    "fri sat sun weekend"
-)
+_MONTHS = frozenset(MONTH_NUMBERS)
+_DAYS = frozenset(WEEKDAY_NUMBERS) | {"weekend"}
 # Nationality and language adjectives are capitalised but are not names of people.
-_NATIONALITIES = _wordset(
+_NATIONALITIES = wordset(
     """
     american english british spanish german french italian chinese japanese korean
     european african asian canadian mexican indian russian portuguese greek dutch swedish
     irish scottish australian latin arabic brazilian turkish polish thai vietnamese
     """
 )
-_HOLIDAYS = _wordset(
+_HOLIDAYS = wordset(
     "christmas easter thanksgiving halloween hanukkah passover ramadan diwali xmas"
 )
 # Words often capitalised at the start of a chat sentence (or shouted) that are
 # never names on their own: interjections, discourse markers, time adverbs,
 # quantifiers, kinship terms and chat abbreviations.
-_COMMON = _wordset(
+_COMMON = wordset(
     """
     hey hi hello hiya howdy yo wow whoa oh ooh ah aw aww haha hahaha lol lmao omg yay
     yeah yep yup yes no nope ok okay alright sure thanks thank thx please sorry well hmm
@@ -100,10 +91,10 @@ _INTERJECTION = re.compile(
 _INITIALS = re.compile(r"(?:[A-Z]\.)*[A-Z]|[A-Z][a-z]*")
 _NAME_PREFIX = re.compile(r"(?:Mc|Mac|Le|La|De|Di|Da|Du|Van|Von|O)[A-Z][a-z]")
 _CONNECTORS = frozenset({"of", "the", "de", "del", "da", "di", "du", "van", "von", "for", "&"})
-_HONORIFICS = _wordset(
+_HONORIFICS = wordset(
     "mr mrs ms miss dr prof professor aunt uncle sir lady lord saint captain coach"
 )
-_ORG_CUES = _wordset(
+_ORG_CUES = wordset(
     """
     inc corp corporation co ltd llc university college school academy institute center
     centre group club church company foundation agency association society council
@@ -112,7 +103,7 @@ _ORG_CUES = _wordset(
     """
 )
 _ORG_HEADS = frozenset({"university", "college", "bank", "church", "school", "academy"})
-_PLACE_CUES = _wordset(
+_PLACE_CUES = wordset(
     """
     city town village street st avenue ave road rd boulevard park lake river mountain
     mountains mount mt beach island islands valley canyon county state province falls bay
@@ -122,12 +113,12 @@ _PLACE_CUES = _wordset(
 )
 _PLACE_HEADS = frozenset({"mount", "mt", "lake", "lago", "isle", "cape", "fort", "port"})
 # Prepositions and verbs that introduce a place: "in Paris", "visited Rome".
-_PLACE_PREPS = _wordset(
+_PLACE_PREPS = wordset(
     "in to from at near around across towards toward through via into visit visited visiting visits"
 )
 # Words after which "to X"/"from X"/"at X" names a person: "talked to Mel",
 # "a card from Mel".
-_PERSON_BEFORE_PREP = _wordset(
+_PERSON_BEFORE_PREP = wordset(
     """
     talk talked talking talks said say says spoke speak speaking speaks gave give giving
     gives sent send sending sends wrote write writing writes listen listened listening
@@ -145,12 +136,6 @@ def _lower(token: str) -> str:
 
 def _is_capitalised(token: str) -> bool:
     return token[:1].isupper()
-
-
-def _is_acronym(token: str) -> bool:
-    """All-caps words of two or more letters, also in the plural ("RPG", "RPGs")."""
-    letters = [c for c in token.removesuffix("s") if c.isalpha()]
-    return len(letters) >= 2 and all(c.isupper() for c in letters)
 
 
 def _is_common(token: str) -> bool:
@@ -305,7 +290,7 @@ def _keep_group(group: list[_Tok], caps_mid: set[str]) -> bool:
     # Anything else at a sentence start ("Painting looks great", "Life's tough",
     # "Remember, ...") is too ambiguous without a lexicon; a real name will
     # usually recur mid-sentence in the same text.
-    return _is_acronym(word) or word in caps_mid
+    return is_acronym(word, plural=True) or word in caps_mid
 
 
 def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
@@ -357,7 +342,9 @@ def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
         return "organization"  # CamelCase brands: "YouTube", "TikTok" (not "McGee")
     # Initials inside a longer name ("J.K. Rowling") are not acronyms.
     initials = len(group) > 1 and all(_INITIALS.fullmatch(t.text) for t in group[:-1])
-    if not initials and any(_is_acronym(t.text) or any(c.isdigit() for c in t.text) for t in group):
+    if not initials and any(
+        is_acronym(t.text, plural=True) or any(c.isdigit() for c in t.text) for t in group
+    ):
         return "other"
     if lows[0] == "the" or len(group) > 3:
         return "other"
@@ -443,7 +430,7 @@ def normalize_name(name: str) -> str:
 # Vocabulary of small talk: greetings, thanks, farewells, acknowledgements,
 # interjections and stock compliments. A turn made only of these (plus stopwords
 # and the name of the person addressed) carries no memorable information.
-_FILLER_VOCAB = _wordset(
+_FILLER_VOCAB = wordset(
     """
     hey hi hello hiya howdy yo greetings morning afternoon evening night good great nice
     cool awesome amazing wonderful fantastic excellent lovely sweet neat super incredible
@@ -459,7 +446,7 @@ _FILLER_VOCAB = _wordset(
     ages em nah
     """
 )
-_GREETING_BEFORE_NAME = _wordset(
+_GREETING_BEFORE_NAME = wordset(
     "hey hi hello hiya thanks thank bye goodbye congrats congratulations dear yo morning night"
 )
 
@@ -491,14 +478,21 @@ def is_filler(text: str) -> bool:
                 or _INTERJECTION.fullmatch(low) is not None
             ):
                 continue
-            if _is_capitalised(tok.text) and _is_vocative(text, sentence, idx):
+            if _is_capitalised(tok.text) and _addresses_someone(text, sentence, idx):
                 continue
             return False
     return True
 
 
-def _is_vocative(text: str, sentence: list[_Tok], idx: int) -> bool:
-    """A capitalised token addressing someone: "Hey Mel!", "Thanks, Mel!", "Mel, hi"."""
+def _addresses_someone(text: str, sentence: list[_Tok], idx: int) -> bool:
+    """A capitalised token addressing someone: "Hey Mel!", "Thanks, Mel!", "Mel, hi".
+
+    `labile_text.names.is_vocative` judges a name's span against the text
+    before it; small talk is judged token by token within a sentence, so the
+    opening rules here read the tokens instead: the sentence's first word, a
+    comma anywhere before the token, a greeting just before it, or the
+    previous word of the same name ("Hey Mary Ann!").
+    """
     # The name may continue with more capitalised words ("Hey Mary Ann!").
     last = idx
     while (
@@ -507,8 +501,7 @@ def _is_vocative(text: str, sentence: list[_Tok], idx: int) -> bool:
         and sentence[last + 1].gap == " "
     ):
         last += 1
-    after = text[sentence[last].end :].lstrip()
-    if after and after[0].isalnum():
+    if not ends_clause(text, sentence[last].end):
         return False  # the name is followed by more words: it is the subject/object
     if idx == 0:
         return True

@@ -1,6 +1,6 @@
 """The LLM judge of QA benchmarks: a fixed, versioned prompt and a binary verdict.
 
-The prompt text lives in ``labile/bench/prompts/judge_v1.txt`` and never
+The prompt text lives in ``labile_bench/prompts/judge_v1.txt`` and never
 changes under the same version: a new wording is a new file
 (``judge_v2.txt``) and a new `JUDGE_PROMPT_VERSION`, so accuracy figures
 stay comparable. Reports carry the version and the text's SHA-256.
@@ -48,7 +48,7 @@ def load_judge_prompt(version: str = JUDGE_PROMPT_VERSION) -> str:
     """
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", version):
         raise FileNotFoundError(f"no judge prompt {version!r}")
-    path = resources.files("labile.bench.prompts") / f"{version}.txt"
+    path = resources.files("labile_bench.prompts") / f"{version}.txt"
     if not path.is_file():
         raise FileNotFoundError(f"no judge prompt {version!r}")
     return path.read_text(encoding="utf-8")

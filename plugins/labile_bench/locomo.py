@@ -13,7 +13,8 @@ Loading contract:
 * Sessions are ordered by their number (``session_10`` after ``session_9``).
   A ``session_N_date_time`` without a ``session_N`` list is ignored; a
   ``session_N`` list without its date is an error.
-* Session dates are parsed by :func:`parse_locomo_datetime` and taken as UTC.
+* Session dates are parsed by `labile_text.dates.parse_session_datetime` and
+  taken as UTC.
   Every turn of a session gets the session's timestamp and its original date
   text (``Turn.date_text``).
 * Turn ids must be canonical (``D<session>:<turn>``, no leading zeros, session
@@ -53,15 +54,17 @@ e. **empty** — a question whose cleaned evidence is empty (including one
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import attrs
+
+from labile_bench.jsonlist import load_json_list
+from labile_text.dates import parse_session_datetime
 
 __all__ = [
     "LOCOMO_ENV_VAR",
@@ -73,7 +76,6 @@ __all__ = [
     "clean_evidence",
     "default_locomo_path",
     "load_locomo",
-    "parse_locomo_datetime",
     "turn_document",
 ]
 
@@ -244,76 +246,6 @@ class EvidenceCleaning:
 
 
 # ---------------------------------------------------------------------------
-# Dates
-# ---------------------------------------------------------------------------
-
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-
-_DATE_RE = re.compile(
-    r"""^\s*
-    (?:(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<ampm>[ap]\.?\s?m\.?)?\s+on\s+)?
-    (?P<day>\d{1,2})\s+(?P<month>[a-z]+)\.?\s*,?\s*(?P<year>\d{4})
-    \s*$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
-def parse_locomo_datetime(text: str) -> datetime:
-    """Parse a LoCoMo session date-time, as UTC.
-
-    Accepted: ``"1:56 pm on 8 May, 2023"`` (the data's format), with or
-    without the comma, ``am``/``pm`` in any case (``"p.m."`` too), full or
-    three-letter month names; without ``am``/``pm`` the time is read as
-    24-hour; the time part may be omitted (``"8 May 2023"`` → midnight).
-
-    Args:
-        text: The date-time string.
-
-    Returns:
-        A tz-aware UTC datetime.
-
-    Raises:
-        ValueError: If the string matches none of those forms or names an
-            impossible date/time.
-    """
-    m = _DATE_RE.match(text)
-    month = _MONTHS.get(m.group("month").lower()) if m else None
-    if m is None or month is None:
-        raise ValueError(f"unparseable LoCoMo date-time {text!r}")
-    hour = int(m.group("hour") or 0)
-    minute = int(m.group("minute") or 0)
-    ampm = m.group("ampm")
-    if ampm is not None:
-        if not 1 <= hour <= 12:
-            raise ValueError(f"bad 12-hour time in LoCoMo date-time {text!r}")
-        hour = hour % 12 + (12 if ampm.lower().startswith("p") else 0)
-    try:
-        return datetime(int(m.group("year")), month, int(m.group("day")), hour, minute, tzinfo=UTC)
-    except ValueError as exc:
-        raise ValueError(f"invalid LoCoMo date-time {text!r}: {exc}") from None
-
-
-# ---------------------------------------------------------------------------
 # Evidence cleaning
 # ---------------------------------------------------------------------------
 
@@ -407,7 +339,7 @@ def _parse_sessions(sample_id: str, conv: Mapping[str, Any]) -> list[Session]:
             raise ValueError(f"{sample_id}: session_{n} has no {date_key}")
         date_text = _as_text(conv[date_key])
         try:
-            timestamp = parse_locomo_datetime(date_text)
+            timestamp = parse_session_datetime(date_text)
         except ValueError as exc:
             raise ValueError(f"{sample_id}: bad {date_key} {date_text!r} ({exc})") from None
         turns: list[Turn] = []
@@ -502,14 +434,7 @@ def load_locomo(
             date string, or a negative ``limit``.
         OSError: If the file cannot be read.
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of samples")
-    if limit is not None:
-        data = data[:limit]
+    data = load_json_list(path, what="samples", limit=limit)
     stats = EvidenceCleaning()
     conversations = [_parse_sample(sample, stats) for sample in data]
     return conversations, stats

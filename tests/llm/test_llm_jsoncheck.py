@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labile.jsoncheck import validate
+from labile_llm.jsoncheck import validate
 
 SCHEMA = {
     "type": "object",

@@ -1,0 +1,187 @@
+"""The bundle's command-line commands: ``labile demo`` and ``labile bench …``.
+
+Each command is a pair: ``<name>_options(parser)`` adds its arguments and
+``run_<name>_command(args)`` runs it, importing the runner it needs only
+then, so that starting the command line stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from labile.commands import echo
+from labile.errors import LabileError
+
+
+def write_summary(summary: dict[str, Any], json_out: str | None) -> None:
+    """Print ``summary`` as JSON, and write it to ``json_out`` too when given."""
+    text = json.dumps(summary, indent=2, default=str)
+    echo(text)
+    if json_out:
+        Path(json_out).write_text(text + "\n", encoding="utf-8")
+
+
+def read_question_log(path: Path) -> list[dict[str, Any]]:
+    """The rows of a per-question log, or a `LabileError` saying what is wrong."""
+    try:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LabileError(f"cannot read the per-question log {path}: {exc}") from None
+    if not rows or any(not isinstance(r, dict) or "question" not in r for r in rows):
+        raise LabileError(f"{path} is not a per-question log of 'labile bench locomo --log-dir' "
+                          "(every line needs question, sample_id, gold, retrieved_turns)")
+    return rows
+
+
+# -- labile demo ------------------------------------------------------------------
+
+
+def demo_options(p: argparse.ArgumentParser) -> None:
+    """``--preset``."""
+    p.add_argument("--preset", help="preset (default: the best installed)")
+
+
+def run_demo_command(args: argparse.Namespace) -> int:
+    """Run `labile_bench.demo.run_demo`."""
+    from labile_bench.demo import run_demo
+
+    run_demo(preset=args.preset, write=echo)
+    return 0
+
+
+# -- labile bench locomo ------------------------------------------------------------
+
+
+def locomo_options(p: argparse.ArgumentParser) -> None:
+    """The dataset path, presets, cut-offs, logs and the optional QA models."""
+    p.add_argument("path")
+    p.add_argument("--preset", nargs="+", default=["bm25", "hybrid"])
+    p.add_argument("--k", nargs="+", type=int, default=[5, 10])
+    p.add_argument("--limit-conversations", type=int)
+    p.add_argument("--json", dest="json_out", help="write the summary here")
+    p.add_argument("--log-dir", help="write per-question JSONL logs here")
+    p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
+    p.add_argument("--answer-model", help="litellm model that answers (enables QA metrics)")
+    p.add_argument("--judge-model", help="litellm model that judges answers")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run_locomo_command(args: argparse.Namespace) -> int:
+    """Run the presets over LoCoMo and print the metric table (and QA figures)."""
+    from labile_bench.locomo_run import format_table, run_locomo
+
+    qa_factory = None
+    if args.answer_model:
+        from labile_bench.qa import make_qa_hook
+
+        qa_factory = make_qa_hook(answer_model=args.answer_model,
+                                  judge_model=args.judge_model or args.answer_model)
+    summary, cleaning = run_locomo(
+        args.path, args.preset, ks=args.k, limit=args.limit_conversations,
+        store_dir=args.store_dir, log_dir=args.log_dir, qa_hook_factory=qa_factory,
+        show_progress=False if args.no_progress else None,
+    )
+    counts = ", ".join(f"{k} {v}" for k, v in cleaning.counts().items())
+    echo(f"LoCoMo {args.path}: {summary['conversations']} conversations; evidence: {counts}")
+    echo(format_table(summary, args.k))
+    for name, preset in summary["presets"].items():
+        if "qa" in preset:
+            echo(f"\nQA ({name}): " + json.dumps(preset["qa"], default=str))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
+                                       encoding="utf-8")
+    return 0
+
+
+# -- labile bench longmemeval ---------------------------------------------------------
+
+
+def longmemeval_options(p: argparse.ArgumentParser) -> None:
+    """The dataset path, presets, cut-offs and the optional QA models."""
+    p.add_argument("path")
+    p.add_argument("--preset", nargs="+", default=["hybrid"])
+    p.add_argument("--k", nargs="+", type=int, default=[5, 10])
+    p.add_argument("--limit", type=int)
+    p.add_argument("--json", dest="json_out")
+    p.add_argument("--answer-model")
+    p.add_argument("--judge-model")
+
+
+def run_longmemeval_command(args: argparse.Namespace) -> int:
+    """Run the presets over LongMemEval_S and print the JSON summary."""
+    from labile_bench.longmemeval_run import run_longmemeval
+
+    summary = run_longmemeval(args.path, presets=args.preset, k_list=args.k,
+                              limit=args.limit, answer_model=args.answer_model,
+                              judge_model=args.judge_model)
+    write_summary(summary, args.json_out)
+    return 0
+
+
+# -- labile bench transfer ------------------------------------------------------------
+
+
+def transfer_options(p: argparse.ArgumentParser) -> None:
+    """The log to read and the embedder of its questions."""
+    p.add_argument("log", help="a locomo-PRESET.jsonl written by 'bench locomo --log-dir'")
+    p.add_argument("--embedder", default="minilm", help="embeds the questions (default: minilm)")
+    p.add_argument("--json", dest="json_out")
+
+
+def run_transfer_command(args: argparse.Namespace) -> int:
+    """Bound what feedback on earlier questions could carry to later ones."""
+    from labile.memory import Memory
+    from labile_bench.transfer import analyse_transfer, format_transfer
+
+    path = Path(args.log)
+    rows = read_question_log(path)
+    with Memory.open({"store": {"type": "memory"}, "embedder": {"type": args.embedder},
+                      "llm": {"type": "none"}}) as memory:
+        vectors = memory.embedder.embed([str(r["question"]) for r in rows])
+    try:
+        report = analyse_transfer(rows, vectors)
+    except ValueError as exc:
+        raise LabileError(f"{path}: {exc}") from None
+    echo(format_transfer(report))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report.to_dict(), indent=2) + "\n",
+                                       encoding="utf-8")
+    return 0
+
+
+# -- labile bench compare -------------------------------------------------------------
+
+
+def compare_options(p: argparse.ArgumentParser) -> None:
+    """The two logs, the metric whose moves are listed, and the outputs."""
+    p.add_argument("log_a", help="the reference log (A)")
+    p.add_argument("log_b", help="the log compared against it (B)")
+    p.add_argument("--metric", default="recall@5", help="metric whose moved questions are listed")
+    p.add_argument("--list", action="store_true", help="list the questions that moved")
+    p.add_argument("--json", dest="json_out")
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    """Compare two per-question logs metric by metric, and count changed ranked lists."""
+    from labile_bench.compare import compare_logs, format_comparison
+
+    path_a, path_b = Path(args.log_a), Path(args.log_b)
+    try:
+        cmp = compare_logs(read_question_log(path_a), read_question_log(path_b),
+                           focus=args.metric)
+    except ValueError as exc:
+        raise LabileError(f"{path_a} vs {path_b}: {exc}") from None
+    echo(format_comparison(cmp, path_a.name, path_b.name))
+    if args.list:
+        for q in cmp.moved:
+            echo(f"{q['sample_id']} #{q['index']} (cat {q['category']}) "
+                 f"{args.metric} {q[args.metric][0]:.2f} -> {q[args.metric][1]:.2f}: "
+                 f"{q['question']}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(cmp.to_dict(), indent=2) + "\n",
+                                       encoding="utf-8")
+    return 0

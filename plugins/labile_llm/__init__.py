@@ -1,0 +1,36 @@
+"""The LLM machinery that clients share, and the ``scripted`` test client.
+
+A library and a plugin. As a library it holds what every real client builds
+on, so hosted, local and scripted models parse, validate and fail the same
+way:
+
+* `labile_llm.json_completion`: ``complete_json`` on top of a raw text call
+  (JSON extraction from prose and code fences, light repair, validation,
+  re-asking, failing closed), as the `JSONCompletion` mixin;
+* `labile_llm.jsoncheck`: the JSON-Schema subset the prompts use;
+* `labile_llm.retry`: error classification, retries with backoff and
+  client-side rate limits;
+* `labile_llm.cache`: an on-disk reply cache;
+* `labile_llm.tokens`: token counting as litellm does it, offline.
+
+As a plugin it registers the ``scripted`` client (`ScriptedLLM`), which
+replays canned replies for tests and demos. The kernel keeps only the
+contract (`labile.protocols.LLMClient`), the ``none`` client and the usage
+meter; ``labile_litellm`` is the hosted/local client built on this package.
+"""
+
+from __future__ import annotations
+
+from labile.hookspecs import hookimpl
+from labile.registry import Register
+from labile_llm.json_completion import JSONCompletion, extract_json
+from labile_llm.scripted import ScriptedLLM, ScriptedLLMConfig
+
+__all__ = ["JSONCompletion", "ScriptedLLM", "ScriptedLLMConfig", "extract_json"]
+
+
+@hookimpl
+def labile_register_llms(register: Register) -> None:
+    """Register ``scripted``."""
+    register("scripted", ScriptedLLM, config=ScriptedLLMConfig,
+             summary="replays canned replies; for tests and demos")

@@ -1,0 +1,91 @@
+"""The bundle's commands, run through the ``labile`` shell in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from labile.cli import main
+from labile.commands import collect_commands
+from labile.plugins import get_plugin_manager
+
+DATA = Path(__file__).parent / "data"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_bundle_registers_demo_and_the_dataset_commands() -> None:
+    import labile_bench
+
+    commands = collect_commands(get_plugin_manager(entry_points=False, extra=[labile_bench]))
+    runnable = {c.name: c.plugin for c in commands if c.run is not None}
+    assert runnable == {"demo": "labile_bench", "bench locomo": "labile_bench",
+                        "bench longmemeval": "labile_bench", "bench transfer": "labile_bench",
+                        "bench compare": "labile_bench"}
+    group = commands.get(("bench",))
+    assert group is not None and group.run is None and group.help == "benchmarks"
+
+
+def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "demo")
+    assert code == 0
+    assert out.count("Q: ") == 5
+    assert "← S" in out  # source turns are shown
+    assert "store:" in out
+
+
+def test_bench_locomo_on_fixture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "summary.json"
+    code, out, _ = run(capsys, "bench", "locomo", str(DATA / "locomo_tiny.json"), "--preset",
+                       "bm25", "--k", "5", "--json", str(out_file), "--no-progress")
+    assert code == 0 and "R@5" in out and "bm25" in out
+    summary = json.loads(out_file.read_text())
+    assert summary["schema_version"] == 1 and summary["presets"]["bm25"]["overall"]["n"] == 3
+
+
+def test_bench_compare_counts_changed_ranked_lists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Logs of two runs of one preset show 0 changed lists; a reordered list counts as 1."""
+    fixture = str(DATA / "locomo_tiny.json")
+    for name in ("a", "b"):
+        assert run(capsys, "bench", "locomo", fixture, "--preset", "bm25", "--k", "5",
+                   "--log-dir", str(tmp_path / name), "--no-progress")[0] == 0
+    log_a, log_b = tmp_path / "a" / "locomo-bm25.jsonl", tmp_path / "b" / "locomo-bm25.jsonl"
+    code, out, _ = run(capsys, "bench", "compare", str(log_a), str(log_b))
+    assert code == 0 and "ranked lists changed: 0 of 3" in out
+    rows = [json.loads(line) for line in log_b.read_text().splitlines()]
+    rows[1]["retrieved_turns"] = list(reversed(rows[1]["retrieved_turns"]))
+    assert len(set(rows[1]["retrieved_turns"])) > 1, "the fixture must retrieve several turns"
+    log_b.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, _ = run(capsys, "bench", "compare", str(log_a), str(log_b))
+    assert code == 0 and "ranked lists changed: 1 of 3" in out
+
+
+def test_bench_compare_names_a_file_that_is_not_a_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"not": "a log"}\n')
+    code, _, err = run(capsys, "bench", "compare", str(bad), str(bad))
+    assert code == 2 and "is not a per-question log" in err and "x.jsonl" in err
+
+
+def test_blocking_the_bundle_removes_its_commands(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LABILE_DISABLE_PLUGINS", "bench")
+    with pytest.raises(SystemExit) as info:
+        main(["demo"])
+    assert info.value.code == 2
+    assert "invalid choice: 'demo'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "demo" not in out and "bench" in out and "(scale)" in out  # lancedb's stays
