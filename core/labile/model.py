@@ -9,8 +9,7 @@ wrong. Records are frozen; use `attrs.evolve` to derive a changed copy.
 from __future__ import annotations
 
 import enum
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,11 +24,6 @@ Vector = NDArray[np.float32]
 def utcnow() -> datetime:
     """The current time, timezone-aware (UTC)."""
     return datetime.now(UTC)
-
-
-def new_id(prefix: str = "") -> str:
-    """A fresh random id, optionally prefixed (``"n-3f2a…"``)."""
-    return f"{prefix}{uuid.uuid4().hex}"
 
 
 def _aware(_inst: object, attribute: Attribute[Any], value: datetime | None) -> None:
@@ -205,6 +199,10 @@ def edge_id(src: str, predicate: str, dst: str) -> str:
     return f"{src}|{predicate}|{dst}"
 
 
+def _optional_names(value: Iterable[str] | None) -> frozenset[str] | None:
+    return None if value is None else frozenset(value)
+
+
 @attrs.frozen(kw_only=True)
 class NodeFilter:
     """Restricts a search to some nodes. ``None`` means "no restriction".
@@ -217,14 +215,10 @@ class NodeFilter:
         ids: Only these node ids.
     """
 
-    kinds: frozenset[str] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(frozenset)
-    )
+    kinds: frozenset[str] | None = attrs.field(default=None, converter=_optional_names)
     visible: bool | None = None
     time_range: tuple[datetime, datetime] | None = None
-    ids: frozenset[str] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(frozenset)
-    )
+    ids: frozenset[str] | None = attrs.field(default=None, converter=_optional_names)
 
     def accepts(self, node: Node) -> bool:
         """Whether ``node`` passes this filter (the reference semantics)."""
