@@ -45,7 +45,6 @@ from typing import Any
 import attrs
 import structlog
 
-from labile.errors import MissingDependencyError
 from labile.llm.base import JSONCompletion, json_instruction, schema_in_prompt
 from labile.llm.cache import CachedReply, ResponseCache
 from labile.llm.retry import (
@@ -59,6 +58,7 @@ from labile.llm.retry import (
     redact,
 )
 from labile.llm.scripted import count_tokens_like_litellm
+from labile.plugin import MissingDependencyError
 from labile.usage import UsageMeter
 from labile_litellm.config import LiteLLMConfig
 

@@ -6,8 +6,7 @@ built (the import costs about 1.4 s), never when the plugin is loaded.
 
 from __future__ import annotations
 
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Register, hookimpl
 
 
 @hookimpl
