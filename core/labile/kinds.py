@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Final, Literal, Protocol
 
 import attrs
@@ -76,7 +77,7 @@ def _as_tuple(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _frozen_aliases(value: Mapping[str, str]) -> Mapping[str, str]:
-    return dict(value)
+    return MappingProxyType(dict(value))
 
 
 @attrs.frozen(kw_only=True)
@@ -88,9 +89,9 @@ class KindSpec:
             (``"seeder"``), ``<bundle>.<kind>`` for a bundle's
             (``"realm.seed_planner"``).
         plural: Names the registration hook, ``labile_register_<plural>``
-            (dots become underscores), and the attribute under which
-            `labile.config.PipelineConfig` and `labile.memory.Memory` hold a
-            list kind's components.
+            (dots become underscores); for the kernel's list kinds, also the
+            attribute under which `labile.config.PipelineConfig` and
+            `labile.memory.Memory` hold the components (``seeders``).
         protocol: What a component is: the `typing.Protocol` a factory's
             product satisfies, or the class of a value kind's values
             (``None``: anything, e.g. presets).
@@ -113,7 +114,8 @@ class KindSpec:
     placement: Placement = "nested"
     section: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple,
                                          validator=_check_section)
-    aliases: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_aliases)
+    aliases: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_aliases,
+                                             hash=False)
     doc: str = ""
 
     def __attrs_post_init__(self) -> None:

@@ -40,10 +40,10 @@ def component_refs(
     for kind, value in config.components.items():
         where = "$." + ".".join(config.sections[kind])
         if isinstance(value, ComponentSpec):
-            yield from _walk_spec(value, where, registries)
+            yield from _walk_spec(attrs.evolve(value, kind=kind), where, registries)
         else:
             for i, spec in enumerate(value):
-                yield from _walk_spec(spec, f"{where}[{i}]", registries)
+                yield from _walk_spec(attrs.evolve(spec, kind=kind), f"{where}[{i}]", registries)
 
 
 def _walk_spec(

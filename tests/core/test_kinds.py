@@ -374,6 +374,9 @@ def test_pipeline_config_keeps_its_keyword_and_attribute_spelling() -> None:
     moved = attrs.evolve(config, store=attrs.evolve(spec, type="elsewhere"))
     assert moved.store.type == "elsewhere" and moved.extractor == config.extractor
     assert config.with_component("store", spec).single("store") == spec
+    # specs made in Python need not carry their kind: the pipeline knows it
+    bare = attrs.evolve(rebuilt, store=ComponentSpec(type="memory", config=spec.config))
+    assert Memory(bare, build_registries()).config.store.kind == ""
     with pytest.raises(TypeError, match="unexpected keyword 'stores'"):
         PipelineConfig(stores=spec)
     with pytest.raises(TypeError, match="needs the 'store' component"):
