@@ -17,16 +17,16 @@ import attrs
 from labile.config import PipelineConfig
 from labile.convert import ComponentSpec
 from labile.errors import ConfigError
-from labile.protocols import LLMClient
 from labile.registry import Registries
 
 #: The name of the LLM client that stands for "no model".
 NO_LLM: Final = "none"
 
 
-def provided_by(llm: LLMClient) -> frozenset[str]:
-    """What a pipeline with this client provides: ``{"llm"}`` unless it is the ``none`` client."""
-    return frozenset() if getattr(llm, "name", NO_LLM) == NO_LLM else frozenset({"llm"})
+def provided_by(llm_name: str) -> frozenset[str]:
+    """What a pipeline whose client is named ``llm_name`` provides: ``{"llm"}``
+    unless it is the ``none`` client."""
+    return frozenset() if llm_name == NO_LLM else frozenset({"llm"})
 
 
 def component_refs(
@@ -70,13 +70,20 @@ def _walk_value(
             yield from _walk_value(item, f"{where}[{i}]", registries)
 
 
-def check_needs(config: PipelineConfig, registries: Registries, llm: LLMClient) -> None:
+def check_needs(config: PipelineConfig, registries: Registries, *, llm_name: str) -> None:
     """Refuse a pipeline whose components need what it does not provide.
+
+    Args:
+        config: The resolved pipeline.
+        registries: Its registries.
+        llm_name: The ``name`` of the LLM client the pipeline runs with (the
+            built client's, which a ready instance passed to `Memory.open`
+            may change; ``config.llm.type`` to check a config file alone).
 
     Raises:
         ConfigError: listing every such component with its path and the fix.
     """
-    provided = provided_by(llm)
+    provided = provided_by(llm_name)
     problems = []
     for where, spec in component_refs(config, registries):
         component = registries.component(spec)

@@ -17,7 +17,7 @@ import attrs
 
 from labile.config import PipelineConfig
 from labile.convert import ComponentSpec
-from labile.needs import check_needs
+from labile.needs import NO_LLM, check_needs
 from labile.protocols import CoreDeps, Deps, Embedder, LLMClient, Store, StoreDeps
 from labile.registry import Registries
 from labile.schema import CheckedStore, Schema
@@ -80,7 +80,7 @@ def build_pipeline(
     if getattr(llm, "usage", False) is None:
         # A ready-made client (scripted, say) without a meter records into ours.
         llm.usage = usage  # type: ignore[union-attr]
-    check_needs(config, registries, llm)
+    check_needs(config, registries, llm_name=getattr(llm, "name", NO_LLM))
     setup = StoreDeps(schema=schema, usage=usage, registries=registries, embedder=embedder,
                       llm=llm)
     raw_store: Store = store or _build(registries, "store", config.single("store"), setup)

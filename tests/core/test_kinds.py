@@ -16,6 +16,7 @@ from labile.docgen import components_markdown, components_text
 from labile.errors import ConfigError, DuplicateComponentError, PluginLoadError
 from labile.kinds import KindSpec
 from labile.memory import build_registries
+from labile.needs import check_needs
 from labile.plugin import (
     ComponentSpec,
     CoreDeps,
@@ -284,6 +285,16 @@ def test_a_component_that_needs_an_llm_is_refused_without_one() -> None:
     assert "choose a acme.scorer that needs none: acme.scorer.scale" in msg
     mem = Memory.open(table, plugin_manager=pm, llm=ScriptedLLM(replies=["0.5"]))
     assert isinstance(mem.filters[0][1].scorer, ModelScorer)
+
+
+def test_needs_can_be_checked_on_a_config_alone() -> None:
+    """What ``labile check`` can do: check a resolved config against its own ``[llm]``."""
+    registries = build_registries(acme_pm())
+    config = resolve(with_filter({"type": "acme.rescore", "scorer": "acme.scorer.model"}),
+                     registries)
+    with pytest.raises(ConfigError, match=r"@ \$.retrieval.filter\[0\].scorer needs an LLM"):
+        check_needs(config, registries, llm_name=config.llm.type)
+    check_needs(config, registries, llm_name="litellm")  # a model: nothing to refuse
 
 
 def test_register_accepts_only_known_needs() -> None:
