@@ -7,8 +7,7 @@ the client even where litellm is not installed; building it imports litellm
 
 from __future__ import annotations
 
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Register, hookimpl
 from labile_litellm.client import build
 from labile_litellm.config import LiteLLMConfig
 

@@ -45,11 +45,8 @@ from typing import Any
 import attrs
 import structlog
 
-from labile.errors import MissingDependencyError
-from labile.usage import UsageMeter
-from labile_litellm.config import LiteLLMConfig
-from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt
+from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
@@ -61,6 +58,9 @@ from labile_llm.retry import (
     redact,
 )
 from labile_llm.tokens import count_tokens_like_litellm
+from labile.plugin import MissingDependencyError
+from labile.usage import UsageMeter
+from labile_litellm.config import LiteLLMConfig
 
 log = structlog.get_logger(__name__)
 

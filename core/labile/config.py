@@ -1,12 +1,13 @@
 """Pipeline configuration: TOML (or the same structure in Python) → typed config.
 
 A pipeline names one component of each single kind (store, embedder, llm,
-extractor) and lists of atoms and operators. Each component table has a
-``type`` key naming a registered component, plus options that are structured
-into that component's frozen attrs config class by one strict cattrs
-converter: unknown keys and wrong types are errors (cattrs would otherwise
-turn ``5.5`` into ``5`` and ``"abc"`` into ``['a', 'b', 'c']``), and every
-error names its path, e.g. ``$.retrieval.seed[0].top_k``.
+extractor) and lists of atoms and operators; where each kind sits follows
+from its declaration (`labile.kinds.KindSpec.section`). Each component table
+has a ``type`` key naming a registered component, plus options that are
+structured into that component's frozen attrs config class by one strict
+converter (`labile.convert`): unknown keys and wrong types are errors, and
+every error names its path, e.g. ``$.retrieval.seed[0].top_k``. Options may
+themselves name nested components (``planner = "realm.seed_planner.llm"``).
 
 Shape::
 
@@ -30,147 +31,126 @@ Shape::
 from __future__ import annotations
 
 import copy
-import enum
 import tomllib
-import types
-import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, get_args, get_origin
+from typing import Any, Final
 
 import attrs
-import cattrs
-from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
-from labile.errors import ConfigError
-from labile.registry import Component, Registries
-
-SINGLE_KINDS: Final = ("store", "embedder", "llm", "extractor")
-#: config key -> component kind, for the list-valued sections.
-LIST_SECTIONS: Final = {
-    ("retrieval", "seed"): "seeder",
-    ("retrieval", "expand"): "expander",
-    ("retrieval", "filter"): "filter",
-    ("reconsolidate",): "reconsolidator",
-    ("consolidate",): "consolidator",
-}
-TOP_LEVEL_KEYS: Final = frozenset(
-    {"preset", "plugins", "retrieval", "reconsolidate", "consolidate", *SINGLE_KINDS}
+from labile.convert import (
+    CONVERTER,
+    ComponentSpec,
+    component_field,
+    config_fields,
+    make_converter,
+    strict_str_sequence,
+    structure_options,
 )
+from labile.errors import ConfigError
+from labile.kinds import KERNEL_KINDS, RESERVED_KEYS, KindSpec, KindTable
+from labile.registry import Registries
+
 #: Presets tried, in order, when a config names none.
 DEFAULT_PRESETS: Final = ("realm", "hybrid")
 
+#: Attribute name (``store``, ``seeders`` …) → kind, for the kernel's pipeline kinds.
+_KERNEL_ATTRIBUTES: Final = {k.attribute: k.name for k in KERNEL_KINDS if k.in_pipeline}
 
-def _strict_int(value: Any, _t: type) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _strict_float(value: Any, _t: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number, got {type(value).__name__} {value!r}")
-    return float(value)
+SpecOrList = ComponentSpec | tuple[ComponentSpec, ...]
 
 
-def _strict_str(value: Any, _t: type) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _strict_bool(value: Any, _t: type) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _is_str_sequence(t: Any) -> bool:
-    origin = get_origin(t)
-    return origin in (list, tuple, frozenset, set) and all(
-        a is str or a is Ellipsis for a in get_args(t)
-    )
-
-
-def _strict_str_sequence(value: Any, t: Any) -> Any:
-    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
-        raise TypeError(f"expected a list of strings, got {type(value).__name__} {value!r}")
-    bad = [v for v in value if not isinstance(v, str)]
-    if bad:
-        raise TypeError(f"expected a list of strings, found {bad[0]!r}")
-    origin = get_origin(t)
-    return origin(value) if origin is not tuple else tuple(value)
-
-
-def _format_exception(exc: BaseException, type_: Any) -> str:
-    if isinstance(exc, ForbiddenExtraKeysError):
-        return f"unknown option(s) {', '.join(sorted(exc.extra_fields))}"
-    if isinstance(exc, KeyError):
-        return "required field missing"
-    if isinstance(exc, TypeError | ValueError):
-        return str(exc)
-    return cattrs.v.format_exception(exc, type_)
-
-
-def make_converter() -> cattrs.Converter:
-    """The one converter for configs: strict scalar types, no extra keys."""
-    conv = cattrs.Converter(forbid_extra_keys=True)
-    conv.register_structure_hook(int, _strict_int)
-    conv.register_structure_hook(float, _strict_float)
-    conv.register_structure_hook(str, _strict_str)
-    conv.register_structure_hook(bool, _strict_bool)
-    conv.register_structure_hook_func(_is_str_sequence, _strict_str_sequence)
-    conv.register_unstructure_hook(enum.Enum, lambda e: e.value)
-    return conv
-
-
-CONVERTER: Final = make_converter()
-
-
-@attrs.frozen(kw_only=True)
-class ComponentSpec:
-    """A resolved component reference: its registered name and structured config."""
-
-    type: str
-    config: Any = None
-
-    def to_table(self) -> dict[str, Any]:
-        """The TOML table for this spec, with every default filled in."""
-        return {"type": self.type, **CONVERTER.unstructure(self.config)}
-
-
-@attrs.frozen(kw_only=True)
+@attrs.frozen(init=False)
 class PipelineConfig:
-    """A fully resolved pipeline: every component named and configured."""
+    """A fully resolved pipeline: every component named and configured.
 
-    store: ComponentSpec
-    embedder: ComponentSpec
-    llm: ComponentSpec
-    extractor: ComponentSpec
-    seeders: tuple[ComponentSpec, ...] = ()
-    expanders: tuple[ComponentSpec, ...] = ()
-    filters: tuple[ComponentSpec, ...] = ()
-    reconsolidators: tuple[ComponentSpec, ...] = ()
-    consolidators: tuple[ComponentSpec, ...] = ()
-    preset: str | None = None
-    disable_plugins: tuple[str, ...] = ()
+    ``components`` maps each pipeline kind (`labile.kinds.KindSpec.in_pipeline`)
+    to its `ComponentSpec` (single kinds) or tuple of specs (list kinds), in
+    declaration order; ``sections`` says where a bundle-declared kind sits in
+    a config table. The kernel's kinds are also attributes named after them
+    (``config.store``, ``config.extractor``, ``config.seeders`` …), and the
+    constructor (so also ``attrs.evolve``) accepts them by those names.
+    """
+
+    components: Mapping[str, SpecOrList]
+    preset: str | None
+    disable_plugins: tuple[str, ...]
+    sections: Mapping[str, tuple[str, ...]]
+
+    def __init__(
+        self,
+        *,
+        components: Mapping[str, SpecOrList] | None = None,
+        preset: str | None = None,
+        disable_plugins: Iterable[str] = (),
+        sections: Mapping[str, tuple[str, ...]] | None = None,
+        **by_attribute: SpecOrList,
+    ) -> None:
+        merged = dict(components or {})
+        for name, value in by_attribute.items():
+            kind_name = _KERNEL_ATTRIBUTES.get(name)
+            if kind_name is None:
+                raise TypeError(
+                    f"PipelineConfig() got an unexpected keyword {name!r} (allowed: components, "
+                    f"preset, disable_plugins, sections, {', '.join(_KERNEL_ATTRIBUTES)})"
+                )
+            merged[kind_name] = value if isinstance(value, ComponentSpec) else tuple(value)
+        for kind in _KERNEL_PIPELINE:
+            if kind.placement == "list":
+                merged.setdefault(kind.name, ())
+            elif kind.name not in merged:
+                raise TypeError(f"PipelineConfig() needs the {kind.name!r} component")
+        self.__attrs_init__(
+            components=merged, preset=preset, disable_plugins=tuple(disable_plugins),
+            sections={**_KERNEL_SECTIONS, **(sections or {})},
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        kind = _KERNEL_ATTRIBUTES.get(name)
+        if kind is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.components[kind]
+
+    def with_component(self, kind: str, value: SpecOrList) -> PipelineConfig:
+        """A copy with kind ``kind``'s component(s) replaced by ``value``."""
+        return PipelineConfig(components={**self.components, kind: value}, preset=self.preset,
+                              disable_plugins=self.disable_plugins, sections=self.sections)
+
+    def single(self, kind: str) -> ComponentSpec:
+        """The spec of the single kind ``kind`` (``"store"``, ``"extractor"`` …)."""
+        spec = self.components[kind]
+        if not isinstance(spec, ComponentSpec):
+            raise TypeError(f"{kind!r} is a list kind: use listed({kind!r})")
+        return spec
+
+    def listed(self, kind: str) -> tuple[ComponentSpec, ...]:
+        """The specs of the list kind ``kind`` (``"seeder"`` …), in order."""
+        specs = self.components.get(kind, ())
+        if isinstance(specs, ComponentSpec):
+            raise TypeError(f"{kind!r} is a single kind: use single({kind!r})")
+        return specs
 
     def to_table(self) -> dict[str, Any]:
         """The equivalent config table with all defaults written out."""
         table: dict[str, Any] = {}
         if self.preset:
             table["preset"] = self.preset
-        for kind in SINGLE_KINDS:
-            table[kind] = getattr(self, kind).to_table()
-        table["retrieval"] = {
-            "seed": [s.to_table() for s in self.seeders],
-            "expand": [s.to_table() for s in self.expanders],
-            "filter": [s.to_table() for s in self.filters],
-        }
-        table["reconsolidate"] = [s.to_table() for s in self.reconsolidators]
-        table["consolidate"] = [s.to_table() for s in self.consolidators]
+        for kind, value in self.components.items():
+            written = value.to_table() if isinstance(value, ComponentSpec) else \
+                [s.to_table() for s in value]
+            _put(table, self.sections[kind], written)
         table["plugins"] = {"disable": list(self.disable_plugins)}
         return table
+
+
+_KERNEL_PIPELINE: Final = tuple(k for k in KERNEL_KINDS if k.in_pipeline)
+_KERNEL_SECTIONS: Final = {k.name: k.section for k in _KERNEL_PIPELINE}
+
+
+def _put(table: dict[str, Any], section: tuple[str, ...], value: Any) -> None:
+    for key in section[:-1]:
+        table = table.setdefault(key, {})
+    table[section[-1]] = value
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -194,7 +174,7 @@ def plugins_disabled(table: Mapping[str, Any]) -> tuple[str, ...]:
     if extra:
         raise ConfigError(f"unknown option(s) {', '.join(sorted(extra))} @ $.plugins")
     try:
-        return tuple(_strict_str_sequence(plugins.get("disable", []), list[str]))
+        return tuple(strict_str_sequence(plugins.get("disable", []), list[str]))
     except TypeError as exc:
         raise ConfigError(f"{exc} @ $.plugins.disable") from None
 
@@ -228,6 +208,11 @@ def preset_table(registries: Registries, name: str) -> dict[str, Any]:
     return dict(table)
 
 
+def top_level_keys(kinds: KindTable) -> frozenset[str]:
+    """The keys a config table may have: the kernel's own and each pipeline kind's."""
+    return frozenset(RESERVED_KEYS | {k.section[0] for k in kinds.in_pipeline()})
+
+
 def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
     """Turn a raw config table into a `PipelineConfig`, checking everything.
 
@@ -236,11 +221,12 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
     """
     if not isinstance(table, Mapping):
         raise ConfigError(f"a config must be a table, got {type(table).__name__}")
-    unknown = set(table) - TOP_LEVEL_KEYS
+    allowed = top_level_keys(registries.kinds)
+    unknown = set(table) - allowed
     if unknown:
         raise ConfigError(
             f"unknown top-level key(s) {', '.join(sorted(unknown))} @ $ "
-            f"(allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})"
+            f"(allowed: {', '.join(sorted(allowed))})"
         )
     preset_name = table.get("preset")
     if preset_name is None:
@@ -252,30 +238,30 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
         table = merge_tables(base, {k: v for k, v in table.items() if k != "preset"})
 
     errors: list[str] = []
-    singles: dict[str, ComponentSpec] = {}
-    for kind in SINGLE_KINDS:
-        raw = table.get(kind)
-        if raw is None:
-            errors.append(f"required table missing @ $.{kind}")
+    placed = registries.kinds.in_pipeline()
+    components: dict[str, SpecOrList] = {}
+    for kind in placed:
+        if kind.placement != "single":
             continue
-        spec = _build_spec(kind, raw, f"$.{kind}", registries, errors)
+        raw = _at(table, kind.section)
+        where = _path(kind.section)
+        if raw is None or raw is _MISSING:
+            errors.append(f"required table missing @ {where}")
+            continue
+        spec = _build_spec(kind, raw, where, registries, errors)
         if spec is not None:
-            singles[kind] = spec
-
-    lists: dict[str, tuple[ComponentSpec, ...]] = {}
-    retrieval = table.get("retrieval", {})
-    if not isinstance(retrieval, Mapping):
-        errors.append("expected a table @ $.retrieval")
-        retrieval = {}
-    extra = set(retrieval) - {"seed", "expand", "filter"}
-    if extra:
-        errors.append(
-            f"unknown option(s) {', '.join(sorted(extra))} @ $.retrieval "
-            "(allowed: seed, expand, filter)"
-        )
-    for keys, kind in LIST_SECTIONS.items():
-        raw_list = retrieval.get(keys[1], []) if keys[0] == "retrieval" else table.get(keys[0], [])
-        where = "$." + ".".join(keys)
+            components[kind.name] = spec
+    bad_groups = _check_groups(table, placed, errors)
+    for kind in placed:
+        if kind.placement != "list":
+            continue
+        where = _path(kind.section)
+        if kind.section[:-1] in bad_groups:
+            components[kind.name] = ()
+            continue
+        raw_list = _at(table, kind.section)
+        if raw_list is _MISSING:
+            raw_list = []
         if not isinstance(raw_list, list):
             errors.append(f"expected an array of tables @ {where}")
             continue
@@ -283,7 +269,7 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
             _build_spec(kind, raw, f"{where}[{i}]", registries, errors)
             for i, raw in enumerate(raw_list)
         ]
-        lists[kind] = tuple(s for s in specs if s is not None)
+        components[kind.name] = tuple(s for s in specs if s is not None)
     try:
         disabled = plugins_disabled(table)
     except ConfigError as exc:
@@ -291,20 +277,59 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
         disabled = ()
     if errors:
         raise ConfigError("invalid config:\n  " + "\n  ".join(errors))
-    return PipelineConfig(
-        **singles,
-        seeders=lists["seeder"],
-        expanders=lists["expander"],
-        filters=lists["filter"],
-        reconsolidators=lists["reconsolidator"],
-        consolidators=lists["consolidator"],
-        preset=preset_name,
-        disable_plugins=disabled,
-    )
+    ordered = {k.name: components[k.name] for k in placed if k.name in components}
+    return PipelineConfig(components=ordered, preset=preset_name, disable_plugins=disabled,
+                          sections={k.name: k.section for k in placed})
+
+
+def _path(section: tuple[str, ...]) -> str:
+    return "$." + ".".join(section)
+
+
+_MISSING: Final = object()
+
+
+def _at(table: Mapping[str, Any], section: tuple[str, ...]) -> Any:
+    """The value at ``section`` of ``table``, or ``_MISSING`` if absent or unreachable."""
+    value: Any = table
+    for key in section:
+        if not isinstance(value, Mapping) or key not in value:
+            return _MISSING
+        value = value[key]
+    return value
+
+
+def _check_groups(
+    table: Mapping[str, Any], kinds: list[KindSpec], errors: list[str]
+) -> set[tuple[str, ...]]:
+    """Check the tables that group list sections (``[retrieval]``); return the bad ones."""
+    children: dict[tuple[str, ...], list[str]] = {}
+    for kind in kinds:
+        for depth in range(1, len(kind.section)):
+            children.setdefault(kind.section[:depth], [])
+            child = kind.section[depth]
+            if child not in children[kind.section[:depth]]:
+                children[kind.section[:depth]].append(child)
+    bad: set[tuple[str, ...]] = set()
+    for group, keys in children.items():
+        value = _at(table, group)
+        if value is _MISSING:
+            continue
+        if not isinstance(value, Mapping):
+            errors.append(f"expected a table @ {_path(group)}")
+            bad.add(group)
+            continue
+        extra = set(value) - set(keys)
+        if extra:
+            errors.append(
+                f"unknown option(s) {', '.join(sorted(extra))} @ {_path(group)} "
+                f"(allowed: {', '.join(keys)})"
+            )
+    return bad
 
 
 def _build_spec(
-    kind: str, raw: Any, where: str, registries: Registries, errors: list[str]
+    kind: KindSpec, raw: Any, where: str, registries: Registries, errors: list[str]
 ) -> ComponentSpec | None:
     if isinstance(raw, str):  # shorthand: `embedder = "minilm"`
         raw = {"type": raw}
@@ -313,48 +338,24 @@ def _build_spec(
         return None
     name = raw.get("type")
     if not isinstance(name, str):
-        errors.append(f"missing 'type' (a registered {kind} name) @ {where}")
+        errors.append(f"missing 'type' (a registered {kind.name} name) @ {where}")
         return None
     try:
-        component = registries[kind].get(name)
+        component = registries[kind.name].get(name)
     except LookupError as exc:
         errors.append(f"{exc} @ {where}.type")
         return None
     options = {k: v for k, v in raw.items() if k != "type"}
     try:
-        config = structure_options(component, options, where)
+        config = structure_options(component, options, where, registries)
     except ConfigError as exc:
         errors.extend(str(exc).splitlines())
         return None
-    return ComponentSpec(type=name, config=config)
+    return ComponentSpec(kind=kind.name, type=component.name, config=config)
 
 
-def structure_options(component: Component[Any], options: Mapping[str, Any], where: str) -> Any:
-    """Structure ``options`` into ``component``'s config class, or raise `ConfigError`."""
-    try:
-        return CONVERTER.structure(dict(options), component.config)
-    except (ClassValidationError, IterableValidationError) as exc:
-        lines = cattrs.transform_error(exc, path=where, format_exception=_format_exception)
-        raise ConfigError("\n".join(lines)) from None
-    except (TypeError, ValueError) as exc:  # raised by the class's own validators
-        raise ConfigError(f"{exc} @ {where}") from None
-
-
-def config_fields(config_cls: type) -> list[tuple[str, str, Any]]:
-    """``(name, type, default)`` for every field of an attrs config class."""
-    hints = typing.get_type_hints(config_cls)
-    out = []
-    for field in attrs.fields(config_cls):
-        default = field.default
-        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-            default = default.factory()
-        out.append((field.name, _type_name(hints.get(field.name, field.type)), default))
-    return out
-
-
-def _type_name(t: Any) -> str:
-    if isinstance(t, type) and not get_args(t):
-        return t.__name__
-    if isinstance(t, types.UnionType | typing._UnionGenericAlias):  # type: ignore[attr-defined]
-        return " | ".join(_type_name(a) for a in get_args(t))
-    return str(t).replace("typing.", "")
+__all__ = [
+    "CONVERTER", "DEFAULT_PRESETS", "ComponentSpec", "PipelineConfig", "component_field",
+    "config_fields", "make_converter", "merge_tables", "plugins_disabled", "preset_table",
+    "read_toml", "resolve", "structure_options", "top_level_keys",
+]

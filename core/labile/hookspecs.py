@@ -1,24 +1,35 @@
 """The hook specifications: how a plugin adds components to labile.
 
-Each hook receives a ``register`` callback; call
+Each registration hook receives a ``register`` callback; call
 ``register(name, factory, config=ConfigClass, summary="…")`` once per
-component. ``factory(config, deps)`` is called when a pipeline is built, with
-the structured config (an instance of ``ConfigClass``, whose every field has a
-default) and a `labile.protocols.Deps`. Names are global per kind and, by
+component (add ``needs=("llm",)`` when it calls the LLM client).
+``factory(config, deps)`` is called when a pipeline is built, with the
+structured config (an instance of ``ConfigClass``, whose every field has a
+default) and the deps its kind receives (`labile.protocols.Deps` for
+everything built after the store). Names are global per kind and, by
 convention, ``<bundle>.<component>``; a clash raises `DuplicateComponentError`
 at startup. Registration hooks are called once per plugin manager, in no
 guaranteed order, and must not do expensive work: import heavy dependencies
 inside factories.
+
+There is one registration hook per component kind, ``labile_register_<plural>``,
+made from the kind's declaration (`labile.kinds.KindSpec`): the kernel's
+kinds are declared in `labile.kinds.KERNEL_KINDS`, a bundle's in its
+``labile_declare_kinds`` hook.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pluggy
 
+from labile.kinds import KERNEL_KINDS, KindSpec
+
 if TYPE_CHECKING:
     from labile.commands import RegisterCommand
+    from labile.kinds import Declare
     from labile.registry import Register
 
 _spec = pluggy.HookspecMarker("labile")
@@ -27,112 +38,39 @@ hookimpl = pluggy.HookimplMarker("labile")
 
 
 @_spec
-def labile_register_extractors(register: Register) -> None:
-    """Add extractors: the write path from observations to nodes and edges.
+def labile_declare_kinds(declare: Declare) -> None:
+    """Declare component kinds of your own: ``declare(KindSpec(...))`` once per kind.
 
-    ``factory(config, deps)`` returns a `labile.protocols.Extractor`. Its
-    ``ingest`` runs inside one store batch per ``Memory.add`` call.
+    Called before any registration hook. Each declared kind gets its own
+    registration hook, ``labile_register_<plural>``, which any plugin may
+    implement (a plugin implementing another bundle's kind should mark it
+    ``@hookimpl(optionalhook=True)``, so it still loads when that bundle is
+    disabled). A kind usually sits nested in a host component's options
+    (``placement="nested"``) and gives the host's decisions interchangeable
+    implementations, e.g. ``realm.seed_planner`` with ``realm.seed_planner.offline``
+    and ``realm.seed_planner.llm``. Two plugins declaring the same kind name
+    is an error naming both.
     """
 
 
-@_spec
-def labile_register_stores(register: Register) -> None:
-    """Add storage backends.
+def registration_spec(kind: KindSpec) -> Callable[[Register], None]:
+    """The registration hook spec of ``kind``: ``labile_register_<plural>(register)``."""
 
-    ``factory(config, deps)`` returns a `labile.protocols.Store`; ``deps.store``
-    is ``None`` at that point and ``deps.embedder`` says which vectors the store
-    will hold (a store must refuse to open data written with another embedder).
-    """
+    def spec(register: Register) -> None:
+        del register
 
-
-@_spec
-def labile_register_embedders(register: Register) -> None:
-    """Add embedders. ``factory(config, deps)`` returns a `labile.protocols.Embedder`.
-
-    ``deps.store`` and ``deps.embedder`` are not available to embedder factories
-    (they are built first); only the config is.
-    """
+    spec.__name__ = spec.__qualname__ = kind.hook
+    spec.__module__ = __name__
+    spec.__doc__ = kind.doc or f"Add components of the {kind.name!r} kind."
+    marked: Callable[[Register], None] = _spec(spec)
+    return marked
 
 
-@_spec
-def labile_register_llms(register: Register) -> None:
-    """Add LLM clients. ``factory(config, deps)`` returns a `labile.protocols.LLMClient`.
-
-    A client must validate JSON output against the schema it is given and fail
-    closed with `LLMOutputError`; it records every call in ``deps.usage``.
-    """
-
-
-@_spec
-def labile_register_seeders(register: Register) -> None:
-    """Add seed atoms: the first stage of retrieval.
-
-    ``factory(config, deps)`` returns a `labile.protocols.Seeder`. Seeders of
-    one pipeline run independently and their hits merge by node id.
-    """
-
-
-@_spec
-def labile_register_expanders(register: Register) -> None:
-    """Add expansion atoms that grow the hit set over the graph.
-
-    ``factory(config, deps)`` returns a `labile.protocols.Expander`; expanders
-    run in the configured order, each receiving the previous one's output.
-    """
-
-
-@_spec
-def labile_register_filters(register: Register) -> None:
-    """Add filter atoms that re-score, reorder or trim hits.
-
-    ``factory(config, deps)`` returns a `labile.protocols.Filter`; filters run
-    in the configured order after expansion.
-    """
-
-
-@_spec
-def labile_register_reconsolidators(register: Register) -> None:
-    """Add reconsolidation operators, run by ``Memory.feedback`` after a retrieval is used.
-
-    ``factory(config, deps)`` returns a `labile.protocols.Reconsolidator`. It may
-    change edge weights and add edges; it must not touch node content.
-    """
-
-
-@_spec
-def labile_register_consolidators(register: Register) -> None:
-    """Add consolidation operators, run by ``Memory.consolidate`` (and after adds if they wish).
-
-    ``factory(config, deps)`` returns a `labile.protocols.Consolidator`. It must
-    never delete a node or change its content.
-    """
-
-
-@_spec
-def labile_register_node_kinds(register: Register) -> None:
-    """Add node kinds. ``factory`` is a `labile.model.NodeKind` (a value, not a callable).
-
-    Nodes of unregistered kinds are rejected on write.
-    """
-
-
-@_spec
-def labile_register_predicates(register: Register) -> None:
-    """Add edge predicates. ``factory`` is a `labile.model.Predicate` (a value).
-
-    Edges with unregistered predicates are rejected on write; symmetric
-    predicates get their reverse edge written automatically.
-    """
-
-
-@_spec
-def labile_register_presets(register: Register) -> None:
-    """Add presets: named pipeline configurations.
-
-    ``factory`` is a mapping shaped like a config file (``store``, ``embedder``,
-    ``llm``, ``extractor``, ``retrieval.seed`` …), or a zero-argument callable
-    returning one. A user config naming ``preset = "<name>"`` starts from it.
-    """
+# The kernel's registration hooks, one per kernel kind, made from their
+# declarations so that adding a kind is one entry in KERNEL_KINDS.
+for _kind in KERNEL_KINDS:
+    globals()[_kind.hook] = registration_spec(_kind)
+del _kind
 
 
 # -- commands: not a component kind; called by the command line only ------------

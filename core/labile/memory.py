@@ -1,8 +1,9 @@
 """`Memory`: the facade an agent uses — add, search, feedback, consolidate.
 
-A `Memory` is built from a `PipelineConfig`: it builds the embedder, the LLM
-client, the store (wrapped so the schema is enforced), then the extractor,
-the retrieval atoms and the operators, handing each the same `Deps`.
+A `Memory` is built from a `PipelineConfig` by `labile.pipeline.build_pipeline`:
+the embedder, the LLM client, the store (wrapped so the schema is enforced),
+then the extractor, the retrieval atoms and the operators, each handed the
+same `Deps`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import attrs
 import pluggy
 import structlog
 
-from labile.config import PipelineConfig, read_toml, resolve
+from labile.config import PipelineConfig, plugins_disabled, read_toml, resolve
 from labile.errors import InputError
 from labile.model import (
     AddReport,
@@ -32,10 +33,10 @@ from labile.model import (
     TraceStep,
     utcnow,
 )
+from labile.pipeline import build_pipeline
 from labile.plugins import get_plugin_manager
 from labile.protocols import (
     Consolidator,
-    Deps,
     Embedder,
     Expander,
     Extractor,
@@ -46,7 +47,7 @@ from labile.protocols import (
     Store,
 )
 from labile.registry import Registries, collect
-from labile.schema import CheckedStore, Schema
+from labile.schema import Schema
 from labile.usage import UsageMeter
 
 if TYPE_CHECKING:
@@ -80,41 +81,32 @@ class Memory:
         embedder: Embedder | None = None,
         store: Store | None = None,
     ) -> None:
-        """Build every component of ``config``.
+        """Build every component of ``config`` (see `labile.pipeline.build_pipeline`).
 
         ``llm``, ``embedder`` and ``store`` replace the configured component with
         a ready instance (bring your own client; scripted models in tests).
+
+        Raises:
+            ConfigError: a component needs an LLM and the pipeline has none.
         """
         self.config = config
         self.registries = registries
         self.usage = UsageMeter()
         self.schema = Schema.from_registries(registries)
-        base = Deps(
-            embedder=_Unbuilt("embedder"),
-            llm=_Unbuilt("llm"),
-            schema=self.schema, usage=self.usage, registries=registries,
-        )
-        self.embedder: Embedder = embedder or self._build("embedder", config.embedder, base)
-        self.llm: LLMClient = llm or self._build(
-            "llm", config.llm, attrs.evolve(base, embedder=self.embedder)
-        )
-        if getattr(self.llm, "usage", False) is None:
-            # A ready-made client (scripted, say) without a meter records into ours.
-            self.llm.usage = self.usage  # type: ignore[union-attr]
-        deps = attrs.evolve(base, embedder=self.embedder, llm=self.llm)
-        raw_store: Store = store or self._build("store", config.store, deps)
-        self.store: Store = CheckedStore(raw_store, self.schema)
-        self.deps = attrs.evolve(deps, store=self.store)
-        self.extractor: Extractor = self._build("extractor", config.extractor, self.deps)
-        self.seeders: list[tuple[str, Seeder]] = self._build_all("seeder", config.seeders)
-        self.expanders: list[tuple[str, Expander]] = self._build_all("expander", config.expanders)
-        self.filters: list[tuple[str, Filter]] = self._build_all("filter", config.filters)
-        self.reconsolidators: list[tuple[str, Reconsolidator]] = self._build_all(
-            "reconsolidator", config.reconsolidators
-        )
-        self.consolidators: list[tuple[str, Consolidator]] = self._build_all(
-            "consolidator", config.consolidators
-        )
+        built = build_pipeline(config, registries, schema=self.schema, usage=self.usage,
+                               llm=llm, embedder=embedder, store=store)
+        self.embedder: Embedder = built.embedder
+        self.llm: LLMClient = built.llm
+        self.store: Store = built.store
+        self.deps = built.deps
+        #: Every built component by kind, bundle-declared pipeline kinds included.
+        self.components = built.components
+        self.extractor: Extractor = built.single("extractor")
+        self.seeders: list[tuple[str, Seeder]] = built.listed("seeder")
+        self.expanders: list[tuple[str, Expander]] = built.listed("expander")
+        self.filters: list[tuple[str, Filter]] = built.listed("filter")
+        self.reconsolidators: list[tuple[str, Reconsolidator]] = built.listed("reconsolidator")
+        self.consolidators: list[tuple[str, Consolidator]] = built.listed("consolidator")
         self._closed = False
         # One writer at a time: the existence check and the batch must not interleave.
         self._write_lock = threading.RLock()
@@ -155,17 +147,8 @@ class Memory:
             store = dict(table.get("store", {}))
             store["path"] = str(path)
             table["store"] = store
-        from labile.config import plugins_disabled
-
         registries = build_registries(plugin_manager, disable=plugins_disabled(table))
         return cls(resolve(table, registries), registries, **instances)
-
-    def _build(self, kind: str, spec: Any, deps: Deps) -> Any:
-        component = self.registries[kind].get(spec.type)
-        return component.build(spec.config, deps)
-
-    def _build_all(self, kind: str, specs: Sequence[Any]) -> list[tuple[str, Any]]:
-        return [(s.type, self._build(kind, s, self.deps)) for s in specs]
 
     # -- write path ---------------------------------------------------------
     def add(self, observations: Iterable[Observation], *, namespace: str) -> AddReport:
@@ -364,13 +347,3 @@ class Memory:
 def _check_namespace(namespace: object) -> None:
     if not isinstance(namespace, str) or not namespace.strip():
         raise InputError(f"namespace must be a non-empty string, got {namespace!r}")
-
-
-class _Unbuilt:
-    """Placeholder in `Deps` for a component not built yet; any use is a bug."""
-
-    def __init__(self, what: str) -> None:
-        self._what = what
-
-    def __getattr__(self, name: str) -> Any:
-        raise RuntimeError(f"the {self._what} is not available to this factory")

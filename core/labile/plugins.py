@@ -7,6 +7,12 @@ loaded tolerantly: a plugin that fails to import is reported (and logged) and
 the others still load. Plugins can be blocked with ``LABILE_DISABLE_PLUGINS``
 (comma-separated names) or a config's ``[plugins] disable``; the kernel's own
 essentials cannot be blocked.
+
+Kinds declared by plugins (``labile_declare_kinds``) get their registration
+hook specs before the manager checks for unknown hooks, so a misspelt
+``labile_register_…`` fails at startup whoever declared the kind. What
+loading found (failed plugins, distributions) is kept in a typed
+`PluginLoad` on the `LabilePluginManager`.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import importlib.metadata as md
 import importlib.util
 import os
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Final
 
 import attrs
 import pluggy
@@ -24,6 +30,7 @@ import structlog
 
 from labile import hookspecs
 from labile.errors import PluginLoadError
+from labile.kinds import Declare, KindSpec, KindTable
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +52,32 @@ ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"
 ENV_LOAD: Final = "LABILE_LOAD_PLUGINS"
 
 
+@attrs.define
+class PluginLoad:
+    """What loading the plugins of one manager found.
+
+    Attributes:
+        errors: A `PluginLoadError` for every plugin that failed to import or register.
+        dists: Plugin name → (distribution, version) of every loaded entry-point plugin.
+    """
+
+    errors: list[PluginLoadError] = attrs.field(factory=list)
+    dists: dict[str, tuple[str | None, str | None]] = attrs.field(factory=dict)
+
+
+class LabilePluginManager(pluggy.PluginManager):
+    """The pluggy manager of one labile session: the ``labile`` project plus its `PluginLoad`."""
+
+    def __init__(self) -> None:
+        super().__init__("labile")
+        self.load = PluginLoad()
+
+
+def load_report(pm: pluggy.PluginManager) -> PluginLoad:
+    """What loading found for ``pm`` (empty for a manager built elsewhere)."""
+    return pm.load if isinstance(pm, LabilePluginManager) else PluginLoad()
+
+
 @attrs.frozen(kw_only=True)
 class PluginInfo:
     """What ``labile plugins`` lists about one plugin."""
@@ -62,7 +95,7 @@ def get_plugin_manager(
     block: Iterable[str] = (),
     extra: Iterable[object] = (),
     only: Iterable[str] | None = None,
-) -> pluggy.PluginManager:
+) -> LabilePluginManager:
     """A fresh plugin manager with the kernel essentials and the discovered plugins.
 
     Args:
@@ -73,18 +106,19 @@ def get_plugin_manager(
         only: Load only these entry-point plugins (default: ``LABILE_LOAD_PLUGINS``
             if set, else all).
 
-    The manager carries ``labile_load_errors`` (a list of `PluginLoadError`)
-    and ``labile_dists`` (plugin name → (distribution, version)).
+    What loading found is in the manager's ``load`` (see `load_report`).
+
+    Raises:
+        pluggy.PluginValidationError: a plugin implements a hook no spec or
+            declared kind defines (a misspelt hook name).
+        DuplicateComponentError: two plugins declare the same kind.
     """
     from labile import essentials
 
-    pm = pluggy.PluginManager("labile")
+    pm = LabilePluginManager()
     pm.add_hookspecs(hookspecs)
     pm.register(essentials, name=ESSENTIALS)
-    errors: list[PluginLoadError] = []
-    dists: dict[str, tuple[str | None, str | None]] = {}
-    pm.labile_load_errors = errors  # type: ignore[attr-defined]
-    pm.labile_dists = dists  # type: ignore[attr-defined]
+    errors, dists = pm.load.errors, pm.load.dists
     blocked = set(block) | _env_names(ENV_DISABLE)
     blocked.discard(ESSENTIALS)
     for name in blocked:
@@ -108,8 +142,43 @@ def get_plugin_manager(
             dists[name] = (dist, version)
     for i, obj in enumerate(extra):
         pm.register(obj, name=getattr(obj, "__name__", None) or f"extra-{i}")
+    declare_kinds(pm)
     pm.check_pending()
     return pm
+
+
+def declare_kinds(pm: pluggy.PluginManager) -> KindTable:
+    """Every kind of ``pm``: the kernel's, then each plugin's ``labile_declare_kinds``.
+
+    Adds the registration hook spec of every declared kind the manager does
+    not know yet, so implementations are checked against it. Called when a
+    manager is built and again by `labile.registry.collect` (plugins may be
+    registered in between).
+    """
+    table = KindTable()
+    for impl in reversed(pm.hook.labile_declare_kinds.get_hookimpls()):
+        declare = _declarer(table, impl.plugin_name)
+        impl.function(**{arg: declare for arg in impl.argnames})
+    missing = {
+        kind.hook: hookspecs.registration_spec(kind)
+        for kind in table.declared_by_plugins()
+        if not _has_spec(pm, kind.hook)
+    }
+    if missing:
+        pm.add_hookspecs(type("DeclaredKindHooks", (), missing))
+    return table
+
+
+def _declarer(table: KindTable, plugin: str) -> Declare:
+    def declare(kind: KindSpec) -> None:
+        table.declare(kind, plugin)
+
+    return declare
+
+
+def _has_spec(pm: pluggy.PluginManager, hook: str) -> bool:
+    caller = getattr(pm.hook, hook, None)
+    return caller is not None and caller.has_spec()
 
 
 def _env_names(var: str) -> set[str]:
@@ -138,7 +207,7 @@ def _labile_version() -> str | None:
 
 def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     """Every registered plugin with its distribution, version and implemented hooks."""
-    dists: dict[str, tuple[str | None, str | None]] = getattr(pm, "labile_dists", {})
+    dists = load_report(pm).dists
     out = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
         if plugin is None:
@@ -151,6 +220,6 @@ def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     return out
 
 
-def load_errors(pm: pluggy.PluginManager) -> list[Any]:
+def load_errors(pm: pluggy.PluginManager) -> list[PluginLoadError]:
     """The `PluginLoadError` of every plugin that failed to load."""
-    return list(getattr(pm, "labile_load_errors", []))
+    return list(load_report(pm).errors)

@@ -281,17 +281,44 @@ class Consolidator(Protocol):
 
 
 @attrs.frozen(kw_only=True)
-class Deps:
-    """What the pipeline hands every component factory.
+class CoreDeps:
+    """What embedder and LLM factories get: the pipeline's shared services.
 
-    A component never reaches for globals: the store, the embedder, the LLM
-    client, the schema and the usage meter all come from here.
+    Embedders and LLM clients are built first, so neither sees the other nor
+    the store. A component never reaches for globals: everything it shares
+    with the pipeline comes from its deps.
+
+    Attributes:
+        schema: The registered node kinds and predicates.
+        usage: The LLM usage meter of the pipeline.
+        registries: Every registered component, by kind (to build nested ones).
+        clock: The pipeline's notion of "now" (tests replace it).
+    """
+
+    schema: Schema
+    usage: UsageMeter
+    registries: Registries
+    clock: Callable[[], datetime] = utcnow
+
+
+@attrs.frozen(kw_only=True)
+class StoreDeps(CoreDeps):
+    """What store factories get: the shared services plus the embedder and LLM client.
+
+    ``embedder`` names the vectors the store will hold.
     """
 
     embedder: Embedder
     llm: LLMClient
-    schema: Schema
-    usage: UsageMeter
-    registries: Registries
-    store: Store | None = None
-    clock: Callable[[], datetime] = utcnow
+
+
+@attrs.frozen(kw_only=True)
+class Deps(StoreDeps):
+    """What every component built after the store gets: extractors, atoms,
+    operators and the components nested in their options.
+
+    ``store`` is the schema-checked store of the pipeline (a
+    `labile.schema.CheckedStore`): write through it.
+    """
+
+    store: Store

@@ -40,7 +40,9 @@ def make_deps(
 ) -> Deps:
     """`Deps` for testing one component: in-memory store, hashing embedder, no LLM.
 
-    The store is wrapped in `CheckedStore`, as in a real pipeline.
+    The store is wrapped in `CheckedStore`, as in a real pipeline. A `Deps` is
+    also a `StoreDeps` and a `CoreDeps`, so it serves store, embedder and LLM
+    factories too.
     """
     registries = registries or make_registries()
     schema = Schema.from_registries(registries)

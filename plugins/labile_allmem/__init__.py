@@ -1,13 +1,21 @@
 """All-Mem bundle (SPEC §4): non-destructive topology consolidation, visible-surface retrieval.
 
-This module only registers components; see ``docs/allmem.md`` for the design.
+This module only declares kinds (`labile_allmem.decisions`) and registers
+components; see ``docs/allmem.md`` for the design.
 """
 
 from __future__ import annotations
 
-from labile.commands import RegisterCommand
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Declare, Register, RegisterCommand, hookimpl
+
+
+@hookimpl
+def labile_declare_kinds(declare: Declare) -> None:
+    """``allmem.descriptor``, ``allmem.diagnoser`` and ``allmem.repair_planner``."""
+    from labile_allmem.decisions import KINDS
+
+    for kind in KINDS:
+        declare(kind)
 
 
 @hookimpl
@@ -80,6 +88,40 @@ def labile_register_presets(register: Register) -> None:
 
     for name, (summary, factory) in PRESETS.items():
         register(name, factory, summary=summary)
+
+
+@hookimpl
+def labile_register_allmem_descriptors(register: Register) -> None:
+    """``allmem.descriptor.offline`` and ``allmem.descriptor.llm``."""
+    from labile_allmem.describe import build_llm_describer, build_offline_describer
+
+    register("allmem.descriptor.offline", build_offline_describer,
+             summary="extractive summary with speaker, caption and reply context; keyphrases")
+    register("allmem.descriptor.llm", build_llm_describer, needs=("llm",),
+             summary="the model writes summary and keywords (offline fallback per item)")
+
+
+@hookimpl
+def labile_register_allmem_diagnosers(register: Register) -> None:
+    """``allmem.diagnoser.offline`` and ``allmem.diagnoser.llm``."""
+    from labile_allmem.consolidate.diagnose import build_llm_diagnoser, build_offline_diagnoser
+
+    register("allmem.diagnoser.offline", build_offline_diagnoser,
+             summary="near-duplicates, changed values and topic segments from rules")
+    register("allmem.diagnoser.llm", build_llm_diagnoser, needs=("llm",),
+             summary="one model call per buffered neighbourhood, in parallel")
+
+
+@hookimpl
+def labile_register_allmem_repair_planners(register: Register) -> None:
+    """``allmem.repair_planner.offline`` and ``allmem.repair_planner.llm``."""
+    from labile_allmem.consolidate.plan_llm import build_llm_planner
+    from labile_allmem.consolidate.plan_offline import build_offline_planner
+
+    register("allmem.repair_planner.offline", build_offline_planner,
+             summary="topic segments; latest wording for Merge; regenerated Update descriptor")
+    register("allmem.repair_planner.llm", build_llm_planner, needs=("llm",),
+             summary="one strict-JSON model call per target, no retries")
 
 
 @hookimpl

@@ -25,8 +25,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Any
 
-from labile.model import RetrievalResult
-from labile.protocols import Store
+from labile.plugin import RetrievalResult, Store
 from labile_allmem.consolidate.atc import run_records
 from labile_allmem.consolidate.records import OPS
 from labile_allmem.schema import ALL_PREDICATES, SEMANTIC, SHORT_BY_PREDICATE, is_active, iter_units

@@ -15,8 +15,7 @@ from datetime import datetime
 
 import attrs
 
-from labile.model import Edge, Origin, edge_id
-from labile.protocols import Store
+from labile.plugin import Edge, Origin, Store, edge_id
 from labile_allmem.schema import SEMANTIC, is_active
 
 
@@ -61,10 +60,6 @@ class SemanticLinker:
     def cap(self) -> int:
         """d_σ."""
         return self._cap
-
-    def out_links(self, src: str) -> dict[str, Edge]:
-        """The active semantic out-links of ``src``, by target id (a copy)."""
-        return dict(self._load(src))
 
     def _load(self, src: str) -> dict[str, Edge]:
         out = self._out.get(src)

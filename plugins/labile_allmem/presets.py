@@ -51,9 +51,10 @@ def _hybrid() -> dict[str, Any]:
 def _llm() -> dict[str, Any]:
     table = _hybrid()
     table["llm"] = {"type": "litellm"}
-    table["extractor"] = {"type": "allmem.write", "descriptor": "llm"}
+    table["extractor"] = {"type": "allmem.write", "descriptor": "allmem.descriptor.llm"}
     table["consolidate"] = [
-        {"type": "allmem.atc", "diagnoser": "llm", "planner": "llm", "descriptor": "llm"}
+        {"type": "allmem.atc", "diagnoser": "allmem.diagnoser.llm",
+         "planner": "allmem.repair_planner.llm", "descriptor": "allmem.descriptor.llm"}
     ]
     return table
 

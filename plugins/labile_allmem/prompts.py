@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from labile.model import Node
+from labile.plugin import Node
 
 SYSTEM: Final = (
     "You maintain the long-term memory of a conversational assistant. "

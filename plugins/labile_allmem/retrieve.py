@@ -28,8 +28,7 @@ from attrs.validators import ge, in_
 
 from labile import vectors
 from labile.fusion import rrf
-from labile.model import Edge, Hit, Node, Query, Reach
-from labile.protocols import Deps, Store
+from labile.plugin import Deps, Edge, Hit, Node, Query, Reach
 from labile_allmem.schema import (
     PREDICATE_BY_SHORT,
     UNIT,
@@ -50,12 +49,7 @@ __all__ = [
 
 SEED = "allmem.visible_anchor"
 EXPAND = "allmem.typed_expand"
-RERANK = "allmem.rerank"
 
-
-def _store(deps: Deps) -> Store:
-    assert deps.store is not None, "retrieval atoms are built after the store"
-    return deps.store
 
 
 def _stage_ms(state: dict[str, Any], stage: str, ms: float) -> None:
@@ -92,7 +86,7 @@ class VisibleAnchorSeeder:
 
     def __init__(self, config: AnchorConfig, deps: Deps) -> None:
         """Build from the config and the pipeline deps."""
-        self.config, self._store = config, _store(deps)
+        self.config, self._store = config, deps.store
 
     def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
         """Return the anchors, best first."""
@@ -168,7 +162,7 @@ class TypedExpander:
 
     def __init__(self, config: ExpandConfig, deps: Deps) -> None:
         """Build from the config and the pipeline deps."""
-        self.config, self._store = config, _store(deps)
+        self.config, self._store = config, deps.store
         self._rank = {PREDICATE_BY_SHORT[p]: i for i, p in enumerate(config.priority)}
         self._backward = [PREDICATE_BY_SHORT[p] for p in config.both_directions
                           if p in config.priority]
@@ -253,7 +247,7 @@ class Reranker:
 
     def __init__(self, config: RerankConfig, deps: Deps) -> None:
         """Build from the config and the pipeline deps."""
-        self.config, self._store = config, _store(deps)
+        self.config, self._store = config, deps.store
 
     def filter(self, query: Query, hits: list[Hit], state: dict[str, Any]) -> list[Hit]:
         """Return the top-K candidates, best first."""

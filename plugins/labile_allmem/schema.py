@@ -42,8 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from labile.model import Edge, Layer, Node, NodeFilter, NodeKind, Predicate
-from labile.protocols import Store
+from labile.plugin import Edge, Layer, Node, NodeFilter, NodeKind, Predicate, Store
 
 PREFIX: Final = "allmem."
 
@@ -158,14 +157,3 @@ def iter_units(store: Store, namespace: str, *, visible: bool | None = None) -> 
     """Every unit of ``namespace`` (optionally only visible or only archived ones)."""
     where = node_filter([UNIT], visible=visible)
     yield from store.iter_nodes(namespace, where)
-
-
-def active_out(
-    store: Store, namespace: str, ids: Iterable[str], predicates: Iterable[str] | None = None
-) -> list[Edge]:
-    """Active edges leaving ``ids`` (all All-Mem predicates unless ``predicates``)."""
-    preds = list(predicates) if predicates is not None else list(ALL_PREDICATES)
-    return [
-        e for e in store.edges_of(namespace, list(ids), direction="out", predicates=preds)
-        if is_active(e)
-    ]

@@ -6,9 +6,7 @@ preset and config machinery end to end.
 
 from __future__ import annotations
 
-from labile.hookspecs import hookimpl
-from labile.model import NodeKind
-from labile.registry import Register
+from labile.plugin import NodeKind, Register, hookimpl
 
 
 @hookimpl

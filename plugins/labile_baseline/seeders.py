@@ -8,8 +8,7 @@ import attrs
 from attrs.validators import ge
 
 from labile.fusion import rrf
-from labile.model import Hit, Query, Reach
-from labile.protocols import Deps, Scored, Store
+from labile.plugin import Deps, Hit, Query, Reach, Scored
 
 
 @attrs.frozen(kw_only=True)
@@ -48,10 +47,6 @@ class HybridSeederConfig:
     dense_weight: float = attrs.field(default=1.0, validator=ge(0.0))
 
 
-def _store(deps: Deps) -> Store:
-    assert deps.store is not None, "seeders are built after the store"
-    return deps.store
-
 
 def _hits(scored: list[Scored], atom: str) -> list[Hit]:
     return [Hit(node=n, score=s, via=Reach(atom=atom), scores={atom: s}) for n, s in scored]
@@ -61,7 +56,7 @@ class DenseSeeder:
     """Top nodes by cosine similarity to the query embedding."""
 
     def __init__(self, config: DenseSeederConfig, deps: Deps) -> None:
-        self._k, self._store = config.top_k, _store(deps)
+        self._k, self._store = config.top_k, deps.store
 
     def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
         """Return the nearest nodes, best first."""
@@ -74,7 +69,7 @@ class BM25Seeder:
     """Top nodes by the store's BM25 full-text score."""
 
     def __init__(self, config: BM25SeederConfig, deps: Deps) -> None:
-        self._k, self._store = config.top_k, _store(deps)
+        self._k, self._store = config.top_k, deps.store
 
     def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
         """Return the best lexical matches, best first."""
@@ -105,7 +100,7 @@ class HybridSeeder:
     """Dense and BM25 lists fused by reciprocal rank."""
 
     def __init__(self, config: HybridSeederConfig, deps: Deps) -> None:
-        self._config, self._store = config, _store(deps)
+        self._config, self._store = config, deps.store
 
     def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
         """Return the fused ranking, best first."""

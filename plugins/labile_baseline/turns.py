@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from labile.model import AddReport, Node, Observation
-from labile.protocols import Deps
+from labile.plugin import AddReport, Deps, Node, Observation
 from labile_text.render import turn_text
 
 
@@ -43,6 +42,5 @@ class TurnExtractor:
             )
             for obs, text, vec in zip(observations, texts, vectors, strict=True)
         ]
-        assert self._deps.store is not None
         self._deps.store.upsert_nodes(namespace, nodes)
         report.nodes_written += len(nodes)

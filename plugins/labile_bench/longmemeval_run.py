@@ -114,7 +114,7 @@ def open_bench_memory(
     if attrs.has(type(store_cfg)) and "path" in attrs.fields_dict(type(store_cfg)) \
             and not explicit:
         store = attrs.evolve(resolved.store, config=attrs.evolve(store_cfg, path=str(store_dir)))
-        resolved = attrs.evolve(resolved, store=store)
+        resolved = resolved.with_component("store", store)
     return Memory(resolved, registries, **instances)
 
 

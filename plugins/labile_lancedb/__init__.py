@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from labile.commands import RegisterCommand
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Register, RegisterCommand, hookimpl
 
 
 @hookimpl

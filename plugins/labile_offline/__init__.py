@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Register, hookimpl
 
 
 @hookimpl

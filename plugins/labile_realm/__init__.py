@@ -5,14 +5,25 @@ extractor, the seed atoms ``realm.query_match`` / ``realm.keywords_match`` /
 ``realm.hybrid_match``, the expansion atoms ``realm.subgraph_beam`` /
 ``realm.path_search``, the ``realm.aggregate`` filter, the
 ``realm.reconsolidate`` operator (also registered as ``realm.topology_update``)
-and the presets ``realm`` and ``realm-llm``. Components are imported inside
-the hooks so loading the plugin stays cheap.
+and the presets ``realm`` and ``realm-llm``. It declares one kind per agentic
+decision (`labile_realm.decisions`) and registers the offline and LLM
+implementation of each. Components are imported inside the hooks so loading
+the plugin stays cheap.
 """
 
 from __future__ import annotations
 
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Declare, Register, hookimpl
+
+
+@hookimpl
+def labile_declare_kinds(declare: Declare) -> None:
+    """One kind per REALM decision: units, write decisions, seed plans, sufficiency,
+    expansion actions, reconsolidation."""
+    from labile_realm.decisions import KINDS
+
+    for kind in KINDS:
+        declare(kind)
 
 
 @hookimpl
@@ -92,3 +103,73 @@ def labile_register_presets(register: Register) -> None:
 
     for name, (summary, table) in PRESETS.items():
         register(name, table, summary=summary)
+
+
+@hookimpl
+def labile_register_realm_unit_extractors(register: Register) -> None:
+    """``realm.unit_extractor.offline`` and ``realm.unit_extractor.llm``."""
+    from labile_realm.construct.extract_llm import build_llm_units
+    from labile_realm.construct.extract_offline import build_offline_units
+
+    register("realm.unit_extractor.offline", build_offline_units,
+             summary="events, facts and entities from rules, keyphrases and time parsing")
+    register("realm.unit_extractor.llm", build_llm_units, needs=("llm",),
+             summary="the model types the turn's units and rewrites the running summary")
+
+
+@hookimpl
+def labile_register_realm_write_deciders(register: Register) -> None:
+    """``realm.write_decider.offline`` and ``realm.write_decider.llm``."""
+    from labile_realm.construct.decide_llm import build_llm_decider
+    from labile_realm.construct.decide_offline import build_offline_decider
+
+    register("realm.write_decider.offline", build_offline_decider,
+             summary="merge near-duplicates, else add; correlates edges by similarity")
+    register("realm.write_decider.llm", build_llm_decider, needs=("llm",),
+             summary="the model decides add / modify / skip and the edges to related nodes")
+
+
+@hookimpl
+def labile_register_realm_seed_planners(register: Register) -> None:
+    """``realm.seed_planner.offline`` and ``realm.seed_planner.llm``."""
+    from labile_realm.retrieve.plan import build_offline_seed_planner
+    from labile_realm.retrieve.plan_llm import build_llm_seed_planner
+
+    register("realm.seed_planner.offline", build_offline_seed_planner,
+             summary="one plan from the question: keywords, node types, time range")
+    register("realm.seed_planner.llm", build_llm_seed_planner, needs=("llm",),
+             summary="the model writes the seed plans (offline plan if the reply is invalid)")
+
+
+@hookimpl
+def labile_register_realm_sufficiency_controllers(register: Register) -> None:
+    """``realm.sufficiency_controller.offline`` and ``realm.sufficiency_controller.llm``."""
+    from labile_realm.retrieve.sufficiency import build_llm_controller, build_offline_controller
+
+    register("realm.sufficiency_controller.offline", build_offline_controller,
+             summary="stop when the top-K evidence stops changing; expand the best nodes")
+    register("realm.sufficiency_controller.llm", build_llm_controller, needs=("llm",),
+             summary="the model judges sufficiency and picks the frontier")
+
+
+@hookimpl
+def labile_register_realm_expansion_policies(register: Register) -> None:
+    """``realm.expansion_policy.offline`` and ``realm.expansion_policy.llm``."""
+    from labile_realm.retrieve.plan import build_offline_policy
+    from labile_realm.retrieve.plan_llm import build_llm_policy
+
+    register("realm.expansion_policy.offline", build_offline_policy,
+             summary="the configured default action, the plan's time range as a soft decay")
+    register("realm.expansion_policy.llm", build_llm_policy, needs=("llm",),
+             summary="the model chooses each frontier node's action")
+
+
+@hookimpl
+def labile_register_realm_reconsolidation_deciders(register: Register) -> None:
+    """``realm.reconsolidation_decider.offline`` and ``realm.reconsolidation_decider.llm``."""
+    from labile_realm.reconsolidate_decide import build_llm_decider, build_offline_decider
+
+    register("realm.reconsolidation_decider.offline", build_offline_decider,
+             summary="lexical support against the answer: strengthen, link, weaken")
+    register("realm.reconsolidation_decider.llm", build_llm_decider, needs=("llm",),
+             summary="the model audits the recalled subgraph and proposes edge edits")

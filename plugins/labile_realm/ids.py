@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from labile.errors import LLMOutputError
+from labile.plugin import LLMOutputError
 
 
 def stable_id(prefix: str, *parts: str) -> str:

@@ -15,14 +15,17 @@ def realm() -> dict[str, Any]:
         "store": {"type": "lancedb"},
         "embedder": {"type": "minilm"},
         "llm": {"type": "none"},
-        "extractor": {"type": "realm.construct", "units": "offline", "decisions": "offline"},
+        "extractor": {"type": "realm.construct", "units": "realm.unit_extractor.offline",
+                      "decisions": "realm.write_decider.offline"},
         "retrieval": {
-            "seed": [{"type": "realm.hybrid_match", "planner": "offline"}],
-            "expand": [{"type": "realm.subgraph_beam", "controller": "offline",
-                        "policy": "offline"}],
+            "seed": [{"type": "realm.hybrid_match", "planner": "realm.seed_planner.offline"}],
+            "expand": [{"type": "realm.subgraph_beam",
+                        "controller": "realm.sufficiency_controller.offline",
+                        "policy": "realm.expansion_policy.offline"}],
             "filter": [{"type": "realm.aggregate"}],
         },
-        "reconsolidate": [{"type": "realm.reconsolidate", "decider": "offline"}],
+        "reconsolidate": [{"type": "realm.reconsolidate",
+                           "decider": "realm.reconsolidation_decider.offline"}],
     }
 
 
@@ -32,13 +35,18 @@ def realm_llm() -> dict[str, Any]:
         "store": {"type": "lancedb"},
         "embedder": {"type": "minilm"},
         "llm": {"type": "litellm"},
-        "extractor": {"type": "realm.construct", "units": "llm", "decisions": "llm"},
+        "extractor": {"type": "realm.construct", "units": "realm.unit_extractor.llm",
+                      "decisions": "realm.write_decider.llm"},
         "retrieval": {
-            "seed": [{"type": "realm.hybrid_match", "planner": "llm", "mode": "plan"}],
-            "expand": [{"type": "realm.subgraph_beam", "controller": "llm", "policy": "llm"}],
+            "seed": [{"type": "realm.hybrid_match", "planner": "realm.seed_planner.llm",
+                      "mode": "plan"}],
+            "expand": [{"type": "realm.subgraph_beam",
+                        "controller": "realm.sufficiency_controller.llm",
+                        "policy": "realm.expansion_policy.llm"}],
             "filter": [{"type": "realm.aggregate"}],
         },
-        "reconsolidate": [{"type": "realm.reconsolidate", "decider": "llm"}],
+        "reconsolidate": [{"type": "realm.reconsolidate",
+                           "decider": "realm.reconsolidation_decider.llm"}],
     }
 
 

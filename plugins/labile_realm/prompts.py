@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from labile.model import Edge, Node
+from labile.plugin import Edge, Node
 from labile_realm.schema import SHORT_BY_KIND, SHORT_BY_PREDICATE, predicate_table
 
 SYSTEM: Final = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from labile.model import Layer, NodeKind, Predicate
+from labile.plugin import Layer, NodeKind, Predicate
 
 PREFIX: Final = "realm."
 

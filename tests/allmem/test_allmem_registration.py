@@ -9,7 +9,7 @@ from allmem_helpers import open_memory
 import labile_allmem
 from labile.config import CONVERTER, resolve
 from labile.errors import ConfigError
-from labile.memory import build_registries
+from labile.memory import Memory, build_registries
 from labile.testing import make_registries
 from labile_allmem.presets import PRESETS, preset_table
 
@@ -36,6 +36,11 @@ def test_every_component_is_registered_under_the_bundle_prefix(registries):
         "allmem.lineage", "allmem.semantic", "allmem.sibling", "allmem.temporal",
         "allmem.version",
     ]
+    for kind in ("allmem.descriptor", "allmem.diagnoser", "allmem.repair_planner"):
+        assert registries.kinds.plugin_of(kind) == "labile_allmem"
+        assert registries[kind].names() == [f"{kind}.llm", f"{kind}.offline"]
+        assert registries[kind].get(f"{kind}.llm").needs == {"llm"}
+        assert not registries[kind].get(f"{kind}.offline").needs
     presets = [c.name for c in registries["preset"] if c.plugin == "labile_allmem"]
     assert sorted(presets) == ["allmem", "allmem-llm", "allmem-no-consolidation",
                                "allmem-no-expand", "allmem-paper"]
@@ -88,8 +93,9 @@ def test_preset_tables_name_the_embedded_defaults():
     assert table["embedder"] == {"type": "minilm"}
     assert table["llm"] == {"type": "none"}
     llm = preset_table("allmem-llm")
-    assert llm["extractor"]["descriptor"] == "llm"
-    assert llm["consolidate"][0]["diagnoser"] == "llm"
+    assert llm["extractor"]["descriptor"] == "allmem.descriptor.llm"
+    assert llm["consolidate"][0]["diagnoser"] == "allmem.diagnoser.llm"
+    assert llm["consolidate"][0]["planner"] == "allmem.repair_planner.llm"
     assert table["retrieval"]["seed"][0]["mode"] == "hybrid"
     assert table["retrieval"]["filter"][0]["mode"] == "hybrid"
     paper = preset_table("allmem-paper")
@@ -115,3 +121,30 @@ def test_config_classes_are_frozen_with_defaults(registries):
         if comp.plugin == "labile_allmem" and attrs.has(comp.config):
             for field in attrs.fields(comp.config):
                 assert field.default is not attrs.NOTHING, (comp.name, field.name)
+
+
+def test_offline_and_llm_spellings_stay_valid_and_resolve_to_the_new_names(registries):
+    """A config written with ``"offline"`` / ``"llm"`` resolves to the registered
+    components, and the resolved table (what ``labile check`` prints) uses their names."""
+    table = {"preset": "allmem", "store": {"type": "memory"}, "embedder": {"type": "hashing"},
+             "llm": {"type": "scripted"},
+             "extractor": {"type": "allmem.write", "descriptor": "llm"},
+             "consolidate": [{"type": "allmem.atc", "diagnoser": "llm", "planner": "offline",
+                              "descriptor": "offline"}]}
+    written = resolve(table, registries).to_table()
+    assert written["extractor"]["descriptor"] == "allmem.descriptor.llm"
+    atc = written["consolidate"][0]
+    assert (atc["diagnoser"], atc["planner"], atc["descriptor"]) == (
+        "allmem.diagnoser.llm", "allmem.repair_planner.offline", "allmem.descriptor.offline")
+    assert resolve(written, registries).to_table() == written
+
+
+def test_llm_decisions_refuse_a_pipeline_without_a_model():
+    """Each LLM decision names itself and its config path when there is no LLM."""
+    with pytest.raises(ConfigError) as info:
+        Memory.open({"preset": "allmem-llm", "store": {"type": "memory"},
+                     "embedder": {"type": "hashing"}, "llm": {"type": "none"}})
+    msg = str(info.value)
+    for path in ("$.extractor.descriptor", "$.consolidate[0].diagnoser",
+                 "$.consolidate[0].planner", "$.consolidate[0].descriptor"):
+        assert f"@ {path} needs an LLM" in msg

@@ -10,8 +10,8 @@ from allmem_helpers import open_memory, session
 from labile.errors import LLMError
 from labile.model import NodeFilter
 from labile.text.tokenize import words
+from labile_allmem.describe import Evidence, OfflineDescriber, OfflineDescriptorConfig
 from labile_allmem.schema import SEMANTIC, TEMPORAL, UNIT, is_active, unit_id
-from labile_allmem.write import Evidence, OfflineDescriber, OfflineDescriptorConfig
 from labile_llm import ScriptedLLM
 
 

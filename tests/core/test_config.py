@@ -78,6 +78,8 @@ def test_random_valid_configs_round_trip(comp: Component[Any], data: st.DataObje
 @pytest.mark.parametrize("comp", BUILDABLE, ids=lambda c: f"{c.kind}:{c.name}")
 @given(key=st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=15))
 def test_unknown_keys_always_rejected(comp: Component[Any], key: str) -> None:
+    """Every buildable component refuses any option its config class does not
+    declare, and the error names the option."""
     assume(key not in {f.name for f in attrs.fields(comp.config)})
     with pytest.raises(ConfigError, match=f"unknown option.*{key}"):
         structure_options(comp, {key: 1}, "$.x")

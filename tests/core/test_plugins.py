@@ -13,7 +13,7 @@ import pytest
 
 from labile import hookimpl
 from labile import plugins as plugins_mod
-from labile.plugins import BUNDLED, ESSENTIALS, get_plugin_manager, list_plugins
+from labile.plugins import BUNDLED, ESSENTIALS, get_plugin_manager, list_plugins, load_errors
 from labile.registry import collect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def test_broken_plugin_is_reported_and_others_load(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(md, "entry_points", lambda group: eps if group == "labile" else [])
     monkeypatch.setattr(plugins_mod, "BUNDLED", {})
     pm = get_plugin_manager()
-    errors = pm.labile_load_errors  # type: ignore[attr-defined]
+    errors = load_errors(pm)
     assert len(errors) == 1 and "plugin 'broken'" in str(errors[0])
     reg = collect(pm)
     assert "good.filter" in reg["filter"]

@@ -38,7 +38,11 @@ def test_preset_tables() -> None:
     assert [s["type"] for s in table["reconsolidate"]] == ["realm.reconsolidate"]
     llm = realm_llm()
     assert llm["llm"] == {"type": "litellm"}
-    assert llm["extractor"]["units"] == "llm" and llm["extractor"]["decisions"] == "llm"
+    assert llm["extractor"]["units"] == "realm.unit_extractor.llm"
+    assert llm["extractor"]["decisions"] == "realm.write_decider.llm"
+    assert llm["retrieval"]["seed"][0]["planner"] == "realm.seed_planner.llm"
+    assert llm["reconsolidate"][0]["decider"] == "realm.reconsolidation_decider.llm"
+    assert table["retrieval"]["expand"][0]["controller"] == "realm.sufficiency_controller.offline"
 
 
 def test_ablation_presets() -> None:
@@ -150,3 +154,38 @@ def test_realm_llm_preset_end_to_end_with_a_scripted_model() -> None:
             "realm.reconsolidate"} <= ops
     usage = mem.stats("u")["llm"]
     assert usage  # every scripted call is metered
+
+
+def test_offline_and_llm_spellings_stay_valid_and_resolve_to_the_new_names() -> None:
+    """A config written with ``"offline"`` / ``"llm"`` builds the registered
+    components, and the resolved table (what ``labile check`` prints) names them."""
+    old = {"extractor": {"type": "realm.construct", "units": "llm", "decisions": "offline"},
+           "retrieval": {"seed": [{"type": "realm.hybrid_match", "planner": "llm"}],
+                         "expand": [{"type": "realm.subgraph_beam", "controller": "offline",
+                                     "policy": "llm"}]},
+           "reconsolidate": [{"type": "realm.reconsolidate", "decider": "offline"}]}
+    mem = open_memory(llm=_scripted(), **old)
+    written = mem.config.to_table()
+    assert written["extractor"]["units"] == "realm.unit_extractor.llm"
+    assert written["extractor"]["decisions"] == "realm.write_decider.offline"
+    assert written["retrieval"]["seed"][0]["planner"] == "realm.seed_planner.llm"
+    expand = written["retrieval"]["expand"][0]
+    assert expand["controller"] == "realm.sufficiency_controller.offline"
+    assert expand["policy"] == "realm.expansion_policy.llm"
+    assert written["reconsolidate"][0]["decider"] == "realm.reconsolidation_decider.offline"
+    assert type(mem.extractor.units).__name__ == "LLMUnitExtractor"
+    assert type(mem.extractor.decider).__name__ == "OfflineWriteDecider"
+
+
+def test_decision_kinds_are_declared_with_both_implementations() -> None:
+    """Every REALM decision kind lists its offline and LLM components; only the
+    LLM one needs a model."""
+    registries = open_memory().registries
+    kinds = [k.name for k in registries.kinds.declared_by_plugins() if k.name.startswith("realm.")]
+    assert kinds == ["realm.unit_extractor", "realm.write_decider", "realm.seed_planner",
+                     "realm.sufficiency_controller", "realm.expansion_policy",
+                     "realm.reconsolidation_decider"]
+    for kind in kinds:
+        assert registries[kind].names() == [f"{kind}.llm", f"{kind}.offline"]
+        assert registries[kind].get("llm").needs == {"llm"}
+        assert not registries[kind].get("offline").needs

@@ -36,6 +36,8 @@ actions = st.sampled_from(["add", "strengthen", "weaken"])
        eta=st.floats(min_value=0.0, max_value=1.0))
 def test_update_weight_stays_in_bounds(w: float | None, action: Any, c: float, w_min: float,
                                        eta: float) -> None:
+    """Eq. 11–12 keeps every weight in [w_min, 1], whatever the prior weight,
+    action, confidence and η."""
     new = update_weight(w, action, c, eta_add=eta, w_min=w_min)
     assert w_min <= new <= 1.0
 
@@ -56,9 +58,11 @@ def test_any_decision_sequence_keeps_weights_bounded(
     decisions: list[EdgeDecision], w_min: float, recalled: set[str],
     initial: list[tuple[str, str, float]],
 ) -> None:
+    """Any sequence of decisions touches only edges among recalled nodes, keeps
+    their weights in [w_min, 1], deletes no edge, changes no node content, and
+    its edit log replays to exactly the weights it produced."""
     deps = make_deps()
     store = deps.store
-    assert store is not None
     store.upsert_nodes("p", [Node(id=i, kind="realm.event", content=f"content {i}") for i in IDS])
     store.upsert_edges("p", [
         Edge(id=edge_id(s, "realm.precedes", d), src=s, dst=d, predicate="realm.precedes",
@@ -106,8 +110,9 @@ plan_spec = st.builds(
 def test_seeding_never_returns_empty_on_a_non_empty_namespace(
     nodes: list[Any], plans: list[SeedPlan], mode: Any, threshold: float, question: str,
 ) -> None:
+    """Every seed mode returns at least one hit, without duplicates, from any
+    non-empty namespace, whatever the plans' node types, time ranges and threshold."""
     deps = make_deps()
-    assert deps.store is not None
     out = []
     for i, (kind, words, day, embedded) in enumerate(nodes):
         text = " ".join(words)
@@ -133,6 +138,8 @@ turn = st.tuples(st.sampled_from(["Ann", "Bob"]),
 @settings(max_examples=25, deadline=None)
 @given(batches=st.lists(st.lists(turn, min_size=1, max_size=4), min_size=1, max_size=4))
 def test_node_content_never_changes_across_adds(batches: list[list[tuple[str, str]]]) -> None:
+    """Across any sequence of adds, searches and feedback, a node's content never
+    changes once written, and every event node keeps exactly one source turn."""
     mem = open_memory()
     first: dict[str, str] = {}
     n = 0

@@ -8,10 +8,10 @@ import pytest
 from realm_helpers import CHAT_1, CHAT_2, TOPOLOGY, open_memory, reply, session
 
 from labile.errors import ConfigError
+from labile.memory import Memory
 from labile.model import Edge, Feedback, Hit, Node, Reach, RetrievalResult, Subgraph, edge_id
 from labile.model import Query as Q
 from labile.testing import make_deps
-from labile_llm import ScriptedLLM
 from labile_realm.reconsolidate import (
     EdgeDecision,
     RealmReconsolidator,
@@ -207,8 +207,15 @@ def test_llm_decider_rejects_invalid_replies_whole(bad: str) -> None:
 
 
 def test_llm_decider_needs_an_llm() -> None:
-    with pytest.raises(ConfigError):
-        RealmReconsolidator("realm.reconsolidate", ReconsolidateConfig(decider="llm"), make_deps())
+    """A pipeline without a model refuses the LLM decider, naming it, its path and the fix."""
+    with pytest.raises(ConfigError) as info:
+        Memory.open({"preset": "realm", "store": {"type": "memory"},
+                     "embedder": {"type": "hashing"},
+                     "reconsolidate": [{"type": "realm.reconsolidate", "decider": "llm"}]})
+    msg = str(info.value)
+    assert "'realm.reconsolidation_decider.llm' @ $.reconsolidate[0].decider" in msg
+    assert '[llm] type = "litellm"' in msg
+    assert "realm.reconsolidation_decider.offline" in msg
 
 
 def test_config_validation() -> None:

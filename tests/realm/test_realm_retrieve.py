@@ -64,7 +64,6 @@ EDGES = [
 
 def graph(llm: ScriptedLLM | None = None) -> Deps:
     deps = make_deps(llm=llm)
-    assert deps.store is not None
     texts = [t for _, _, t, _ in NODES]
     vecs = deps.embedder.embed(texts)
     deps.store.upsert_nodes(NS, [
@@ -228,7 +227,6 @@ def test_temporal_delta_modes() -> None:
 
 
 def _seed_hit(deps: Deps, node_id: str, score: float = 0.9) -> Hit:
-    assert deps.store is not None
     (node,) = deps.store.get_nodes(NS, [node_id])
     return Hit(node=node, score=score, via=Reach(atom="test", plan="p1"), scores={"seed": score})
 
@@ -289,7 +287,6 @@ def test_score_threshold_drops_weak_candidates() -> None:
 
 def test_retired_edges_are_never_followed() -> None:
     deps = graph()
-    assert deps.store is not None
     (e,) = deps.store.get_edges(NS, [edge_id("b", "realm.precedes", "f")])
     deps.store.upsert_edges(NS, [attrs.evolve(e, weight=0.0, attrs={"retired": True})])
     assert "f" not in _expand(deps, expander(deps, beam_hops=1), ["b"])
@@ -499,7 +496,6 @@ def test_configs_reject_unknown_kinds() -> None:
 
 def test_keyword_scores_minmax_and_participant_names_dropped() -> None:
     deps = graph()
-    assert deps.store is not None
     # two events naming their speaker, a third naming someone else
     nodes = [
         Node(id=f"p{i}", kind="realm.event", content=t, description=t,

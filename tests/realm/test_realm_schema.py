@@ -54,7 +54,6 @@ def test_registered_through_the_plugin() -> None:
 def test_symmetric_predicates_get_the_reverse_edge() -> None:
     deps = make_deps()
     store = deps.store
-    assert store is not None
     store.upsert_nodes("ns", [Node(id="a", kind="realm.event"), Node(id="b", kind="realm.event")])
     store.upsert_edges("ns", [
         Edge(id=edge_id("a", "realm.correlates", "b"), src="a", dst="b",
@@ -69,7 +68,6 @@ def test_symmetric_predicates_get_the_reverse_edge() -> None:
 
 def test_unknown_predicate_is_rejected() -> None:
     deps = make_deps()
-    assert deps.store is not None
     deps.store.upsert_nodes("ns", [Node(id="a", kind="realm.event"),
                                    Node(id="b", kind="realm.fact")])
     with pytest.raises(SchemaError):

@@ -28,23 +28,31 @@ from typing import Any, Literal
 
 import attrs
 import structlog
-from attrs.validators import ge, in_, le
+from attrs.validators import ge, le
 
-from labile.model import AddReport, Node, OperationReport
-from labile.protocols import Deps, Store
-from labile_allmem.consolidate.diagnose import (
-    Diagnoser,
-    LLMDiagnoser,
-    OfflineDiagnoser,
-    OfflineDiagnosisConfig,
-    build_neighbourhoods,
+from labile.plugin import (
+    AddReport,
+    ComponentSpec,
+    Deps,
+    Node,
+    OperationReport,
+    Store,
+    component_field,
 )
+from labile_allmem.consolidate.diagnose import OfflineDiagnosisConfig, build_neighbourhoods
 from labile_allmem.consolidate.execute import Executor
 from labile_allmem.consolidate.gate import gate, normalize
-from labile_allmem.consolidate.plan_llm import LLMPlanner
-from labile_allmem.consolidate.plan_offline import OfflinePlanner
-from labile_allmem.consolidate.records import OPS, Outcome, PlanError, Planner, Proposal
+from labile_allmem.consolidate.records import OPS, Outcome, PlanError, Proposal
 from labile_allmem.consolidate.validate import validate_merge, validate_split, validate_update
+from labile_allmem.decisions import (
+    DESCRIPTOR,
+    DIAGNOSER,
+    REPAIR_PLANNER,
+    Describer,
+    Diagnoser,
+    RepairPlanner,
+)
+from labile_allmem.describe import OfflineDescriptorConfig
 from labile_allmem.schema import (
     RUN,
     RUN_FILTER,
@@ -54,7 +62,6 @@ from labile_allmem.schema import (
     session_key,
     unit_order,
 )
-from labile_allmem.write import OfflineDescriptorConfig, make_describer
 
 log = structlog.get_logger(__name__)
 
@@ -74,16 +81,17 @@ class ATCConfig:
         split_threshold: θ of Split.
         merge_threshold: θ of Merge.
         update_threshold: θ of Update.
-        diagnoser: ``"offline"`` or ``"llm"``.
-        planner: ``"offline"`` or ``"llm"``.
-        descriptor: How split siblings are described: ``"offline"`` or ``"llm"``.
+        diagnoser: Who proposes edits: an ``allmem.diagnoser`` (``….offline`` or ``….llm``).
+        planner: Who plans each accepted edit: an ``allmem.repair_planner``.
+        descriptor: Who describes split siblings and updated units: an
+            ``allmem.descriptor``.
         workers: Parallel diagnosis calls (LLM diagnoser).
         semantic_cap: d_σ for rewired links (keep equal to the writer's).
         semantic_threshold: Minimum cosine of a rewired link (keep equal to the writer's).
         support_min: Share of a planned descriptor's terms its sources must contain.
         max_merge: Largest Merge set executed (larger targets are Skipped).
-        offline: Thresholds of the offline diagnoser and split planner.
-        descriptor_offline: Options of the offline descriptor (siblings, Update).
+        offline: Thresholds of the offline diagnoser and repair planner.
+        descriptor_offline: Options of the offline descriptor (also the LLM one's fallback).
     """
 
     every_n_sessions: int = attrs.field(default=3, validator=ge(0))
@@ -91,12 +99,9 @@ class ATCConfig:
     split_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     merge_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     update_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
-    diagnoser: Literal["offline", "llm"] = attrs.field(
-        default="offline", validator=in_(("offline", "llm")))
-    planner: Literal["offline", "llm"] = attrs.field(
-        default="offline", validator=in_(("offline", "llm")))
-    descriptor: Literal["offline", "llm"] = attrs.field(
-        default="offline", validator=in_(("offline", "llm")))
+    diagnoser: ComponentSpec = component_field(DIAGNOSER, f"{DIAGNOSER}.offline")
+    planner: ComponentSpec = component_field(REPAIR_PLANNER, f"{REPAIR_PLANNER}.offline")
+    descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline")
     workers: int = attrs.field(default=4, validator=ge(1))
     semantic_cap: int = attrs.field(default=8, validator=ge(0))
     semantic_threshold: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
@@ -114,21 +119,17 @@ class ATC:
     """
 
     def __init__(self, config: ATCConfig, deps: Deps) -> None:
-        """Build from the config and the pipeline deps (the store must be set)."""
-        assert deps.store is not None, "consolidators are built after the store"
+        """Build from the config and the pipeline deps, with the decisions it names."""
         self.config = config
         self._store: Store = deps.store
         self._clock: Callable[[], datetime] = deps.clock
-        self.describer = make_describer(config.descriptor, config.descriptor_offline, deps.llm)
+        registries = deps.registries
+        self.describer: Describer = registries.build(config.descriptor, deps,
+                                                     config.descriptor_offline)
         self._embedder = deps.embedder
-        self.diagnoser: Diagnoser = (
-            OfflineDiagnoser(config.offline, deps.embedder) if config.diagnoser == "offline"
-            else LLMDiagnoser(deps.llm, workers=config.workers)
-        )
-        self.planner: Planner = (
-            OfflinePlanner(config.offline, deps.embedder, self.describer, store=deps.store)
-            if config.planner == "offline" else LLMPlanner(deps.llm)
-        )
+        self.diagnoser: Diagnoser = registries.build(config.diagnoser, deps, config)
+        self.planner: RepairPlanner = registries.build(config.planner, deps, config,
+                                                       self.describer)
 
     # -- the Consolidator protocol -------------------------------------------
     def after_add(self, namespace: str, report: AddReport) -> OperationReport | None:

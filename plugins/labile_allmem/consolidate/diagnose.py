@@ -35,7 +35,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -43,9 +43,10 @@ import structlog
 from attrs.validators import ge, le
 from numpy.typing import NDArray
 
-from labile.errors import LLMError
-from labile.model import Node
-from labile.protocols import Embedder, LLMClient, Store
+from labile.plugin import Deps, Embedder, LLMClient, LLMError, NoConfig, Node, Store
+from labile_text.entities import is_filler
+from labile_text.keywords import keyphrases
+from labile_text.timeparse import resolve_time_expressions
 from labile.vectors import cosine
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
@@ -53,29 +54,20 @@ from labile_allmem.consolidate.segment import Segmentation, segment, sentence_sp
 from labile_allmem.lexical import change_cues, jaccard, negated, numbers, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
-from labile_text.entities import is_filler
-from labile_text.keywords import keyphrases
-from labile_text.timeparse import resolve_time_expressions
+
+if TYPE_CHECKING:
+    from labile_allmem.consolidate.atc import ATCConfig
 
 log = structlog.get_logger(__name__)
 
 __all__ = [
-    "Diagnoser",
     "LLMDiagnoser",
     "OfflineDiagnoser",
     "OfflineDiagnosisConfig",
+    "build_llm_diagnoser",
     "build_neighbourhoods",
+    "build_offline_diagnoser",
 ]
-
-
-class Diagnoser(Protocol):
-    """Turns neighbourhoods into edit proposals without touching the store."""
-
-    failures: int
-
-    def diagnose(self, hoods: Sequence[Neighbourhood]) -> list[Proposal]:
-        """All proposals for ``hoods``, in neighbourhood order."""
-        ...
 
 
 def build_neighbourhoods(
@@ -193,7 +185,8 @@ def _disjoint_times(a: _Profile, b: _Profile) -> bool:
 
 
 class OfflineDiagnoser:
-    """Rule-based diagnosis from embeddings and lexical signals (see the module doc)."""
+    """``allmem.diagnoser.offline``: rule-based diagnosis from embeddings and lexical
+    signals (see the module doc)."""
 
     def __init__(self, config: OfflineDiagnosisConfig, embedder: Embedder) -> None:
         """Create the diagnoser."""
@@ -318,7 +311,7 @@ class OfflineDiagnoser:
 
 
 class LLMDiagnoser:
-    """Diagnosis by an LLM, one call per neighbourhood, calls run in parallel."""
+    """``allmem.diagnoser.llm``: one LLM call per neighbourhood, calls run in parallel."""
 
     def __init__(self, llm: LLMClient, *, workers: int = 4) -> None:
         """Create the diagnoser with a thread pool of ``workers``."""
@@ -364,3 +357,15 @@ class LLMDiagnoser:
                                 reason=str(item.get("reason", ""))[:300],
                                 anchor=hood.anchor.id))
         return out
+
+
+def build_offline_diagnoser(config: NoConfig, deps: Deps, host: ATCConfig) -> OfflineDiagnoser:
+    """Factory of ``allmem.diagnoser.offline`` (thresholds from the host's ``offline``)."""
+    del config
+    return OfflineDiagnoser(host.offline, deps.embedder)
+
+
+def build_llm_diagnoser(config: NoConfig, deps: Deps, host: ATCConfig) -> LLMDiagnoser:
+    """Factory of ``allmem.diagnoser.llm`` (``workers`` parallel calls, from the host)."""
+    del config
+    return LLMDiagnoser(deps.llm, workers=host.workers)

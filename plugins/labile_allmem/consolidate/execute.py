@@ -35,9 +35,10 @@ from datetime import datetime
 import attrs
 import numpy as np
 
-from labile.model import Edge, Node, Origin, edge_id
-from labile.protocols import Embedder, Store
+from labile.plugin import Edge, Embedder, Node, Origin, Store, edge_id
 from labile_allmem.consolidate.plan_offline import evidence_of
+from labile_allmem.decisions import Describer
+from labile_allmem.describe import Descriptor
 from labile_allmem.links import SemanticLinker, clip01
 from labile_allmem.schema import (
     LINEAGE,
@@ -51,7 +52,7 @@ from labile_allmem.schema import (
     is_active,
     unit_order,
 )
-from labile_allmem.write import Describer, Descriptor, normalized_rows
+from labile_allmem.write import normalized_rows
 
 __all__ = ["Executor", "merged_id", "sibling_id"]
 

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from labile.model import Node
-from labile.protocols import Store
+from labile.plugin import Node, Store
 from labile_allmem.consolidate.records import OPS, Proposal
 from labile_allmem.schema import is_unit, unit_id, unit_order
 

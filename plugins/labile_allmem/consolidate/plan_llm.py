@@ -10,20 +10,22 @@ segments, supported descriptors) is decided afterwards by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labile.errors import LLMError
-from labile.model import Node
-from labile.protocols import LLMClient
+from labile.plugin import Deps, LLMClient, LLMError, NoConfig, Node
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import DescriptorPlan, PlanError, SplitPlan
 from labile_allmem.schema import unit_order
 
-__all__ = ["LLMPlanner"]
+if TYPE_CHECKING:
+    from labile_allmem.consolidate.atc import ATCConfig
+    from labile_allmem.decisions import Describer
+
+__all__ = ["LLMPlanner", "build_llm_planner"]
 
 
 class LLMPlanner:
-    """Plans from an LLM (see the module doc)."""
+    """``allmem.repair_planner.llm``: plans from an LLM (see the module doc)."""
 
     def __init__(self, llm: LLMClient) -> None:
         """Create the planner around ``llm``."""
@@ -69,3 +71,11 @@ def _descriptor_plan(reply: dict[str, Any]) -> DescriptorPlan:
         decline=bool(reply.get("decline", False)),
         reason=str(reply.get("reason", ""))[:300],
     )
+
+
+def build_llm_planner(
+    config: NoConfig, deps: Deps, host: ATCConfig, describer: Describer
+) -> LLMPlanner:
+    """Factory of ``allmem.repair_planner.llm``."""
+    del config, host, describer
+    return LLMPlanner(deps.llm)

@@ -16,16 +16,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from labile.model import Node
-from labile.protocols import Embedder, Store
+from labile.plugin import Deps, Embedder, NoConfig, Node, Store
 from labile_allmem.consolidate.diagnose import OfflineDiagnosisConfig, split_candidates
 from labile_allmem.consolidate.records import DescriptorPlan, SplitPlan
+from labile_allmem.decisions import Describer
+from labile_allmem.describe import Evidence, untagged
 from labile_allmem.lexical import term_set
 from labile_allmem.schema import unit_order
-from labile_allmem.write import Describer, Evidence, untagged
 
-__all__ = ["OfflinePlanner", "evidence_of"]
+if TYPE_CHECKING:
+    from labile_allmem.consolidate.atc import ATCConfig
+
+__all__ = ["OfflinePlanner", "build_offline_planner", "evidence_of"]
 
 
 def evidence_of(unit: Node, store: Store | None = None) -> Evidence:
@@ -47,7 +51,8 @@ def evidence_of(unit: Node, store: Store | None = None) -> Evidence:
 
 
 class OfflinePlanner:
-    """Deterministic plans from the evidence and existing descriptors."""
+    """``allmem.repair_planner.offline``: deterministic plans from the evidence and
+    existing descriptors."""
 
     def __init__(
         self, config: OfflineDiagnosisConfig, embedder: Embedder, describer: Describer,
@@ -103,3 +108,12 @@ class OfflinePlanner:
         keywords = tuple(dict.fromkeys([*fresh.keywords, *shared]))[: self._max_keywords + 2]
         return DescriptorPlan(summary=fresh.summary, keywords=keywords,
                               reason="regenerated from the current evidence")
+
+
+def build_offline_planner(
+    config: NoConfig, deps: Deps, host: ATCConfig, describer: Describer
+) -> OfflinePlanner:
+    """Factory of ``allmem.repair_planner.offline`` (segmentation thresholds from the
+    host's ``offline``; Update descriptors by the host's ``describer``)."""
+    del config
+    return OfflinePlanner(host.offline, deps.embedder, describer, store=deps.store)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final, Literal, Protocol
+from typing import Final, Literal
 
 import attrs
 
-from labile.model import Node
+from labile.plugin import Node
 
 Op = Literal["split", "merge", "update"]
 #: The operators, in their fixed execution order.
@@ -103,22 +102,3 @@ class Outcome:
             "reason": self.reason, "confidence": round(self.confidence, 4),
             "created": list(self.created), "archived": list(self.archived),
         }
-
-
-class Planner(Protocol):
-    """Produces repair plans; it never edits the graph (the executor does).
-
-    Each method raises `PlanError` when it cannot produce a usable plan.
-    """
-
-    def plan_split(self, unit: Node) -> SplitPlan:
-        """Evidence segments for one conflated unit."""
-        ...
-
-    def plan_merge(self, units: Sequence[Node]) -> DescriptorPlan:
-        """The canonical descriptor of a redundant set (oldest first)."""
-        ...
-
-    def plan_update(self, current: Node, old: Node) -> DescriptorPlan:
-        """The refreshed descriptor of ``current``, which supersedes ``old``."""
-        ...

@@ -25,7 +25,7 @@ from typing import Literal
 
 import attrs
 
-from labile.model import Node
+from labile.plugin import Node
 from labile_allmem.consolidate.records import DescriptorPlan, SplitPlan
 from labile_allmem.lexical import support_ratio
 

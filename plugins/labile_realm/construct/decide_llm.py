@@ -11,16 +11,19 @@ extractor counts and logs it): a decision is never half-applied.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from labile.errors import LLMOutputError
-from labile.model import Edge, Node
-from labile.protocols import LLMClient
+from labile.plugin import Deps, LLMClient, LLMOutputError, NoConfig, Node
 from labile_realm import prompts
 from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
 from labile_realm.construct.neighbourhood import Candidate
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import IdMap
 from labile_realm.schema import SHORT_BY_KIND, predicate_name
+
+if TYPE_CHECKING:
+    from labile_realm.construct.extractor import RealmConstructConfig
+    from labile_realm.decisions import EdgeLookup
 
 
 def unit_text(unit: Unit) -> str:
@@ -31,11 +34,16 @@ def unit_text(unit: Unit) -> str:
 
 
 class LLMDecider:
-    """Node and edge decisions by the LLM.
+    """``realm.write_decider.llm``: node and edge decisions by the LLM.
+
+    Entity nodes get semantic edges too, and the edge decision considers only
+    the neighbours the node decision named as related.
 
     Args:
         llm: The client.
     """
+
+    links_entities = True
 
     def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
@@ -67,10 +75,20 @@ class LLMDecider:
             reason=str(reply.get("reason", ""))[:200],
         )
 
+    def neighbours_to_link(
+        self, decision: NodeDecision, candidates: Sequence[Candidate], node: Node
+    ) -> list[Candidate]:
+        """The candidates the model named as related (never the node itself)."""
+        related = set(decision.related)
+        return [c for c in candidates if c.node.id in related and c.node.id != node.id]
+
     def decide_edges(
-        self, node: Node, candidates: Sequence[Candidate], existing: Sequence[Edge]
+        self, node: Node, candidates: Sequence[Candidate], edges: EdgeLookup
     ) -> list[EdgeOp]:
         """Edge operations between ``node`` and ``candidates`` (raises on an invalid reply)."""
+        if not candidates:
+            return []
+        existing = edges.existing(node.id, [c.node.id for c in candidates])
         cands = [c for c in candidates if c.node.id != node.id]
         if not cands:
             return []
@@ -102,3 +120,9 @@ class LLMDecider:
                 description=str(item.get("description", "")), weight=float(item["weight"]),
             ))
         return ops
+
+
+def build_llm_decider(config: NoConfig, deps: Deps, host: RealmConstructConfig) -> LLMDecider:
+    """Factory of ``realm.write_decider.llm``."""
+    del config, host
+    return LLMDecider(deps.llm)

@@ -21,11 +21,12 @@ and single-valued attribute ``supersedes`` the older one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from labile.model import Node
+from labile.plugin import Deps, NoConfig, Node
+from labile_text.entities import normalize_name
 from labile.text.tokenize import content_words
 from labile_realm.construct.facts import single_valued
 from labile_realm.construct.neighbourhood import Candidate
@@ -41,7 +42,10 @@ from labile_realm.schema import (
     SUPERSEDES,
     VERIFIES,
 )
-from labile_text.entities import normalize_name
+
+if TYPE_CHECKING:
+    from labile_realm.construct.extractor import RealmConstructConfig
+    from labile_realm.decisions import EdgeLookup
 
 NodeOp = Literal["add", "modify", "skip"]
 EdgeAction = Literal["add", "modify", "delete", "no_change"]
@@ -248,6 +252,51 @@ class OfflineEdgeDecider:
                 weight=round(min(1.0, max(0.0, c.similarity)), 4),
             ))
         return ops
+
+
+class OfflineWriteDecider:
+    """``realm.write_decider.offline``: the rule-based node and edge decisions.
+
+    Entity nodes get structural edges only; every neighbour of a node is
+    considered for its ``correlates`` edges.
+
+    Args:
+        config: The decision thresholds.
+    """
+
+    links_entities = False
+
+    def __init__(self, config: OfflineDecisionConfig | None = None) -> None:
+        self.nodes = OfflineNodeDecider(config)
+        self.edges = OfflineEdgeDecider(config)
+
+    def decide_node(
+        self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
+    ) -> NodeDecision:
+        """Add, modify or skip ``unit`` (see `OfflineNodeDecider`)."""
+        return self.nodes.decide(unit, candidates, state)
+
+    def neighbours_to_link(
+        self, decision: NodeDecision, candidates: Sequence[Candidate], node: Node
+    ) -> list[Candidate]:
+        """Every candidate: the edge rules choose among them."""
+        del decision, node
+        return list(candidates)
+
+    def decide_edges(
+        self, node: Node, candidates: Sequence[Candidate], edges: EdgeLookup
+    ) -> list[EdgeOp]:
+        """``correlates`` edges within the degree cap (see `OfflineEdgeDecider`)."""
+        degree = edges.degrees([node.id, *(c.node.id for c in candidates)])
+        return self.edges.decide(node, candidates, degree)
+
+
+def build_offline_decider(
+    config: NoConfig, deps: Deps, host: RealmConstructConfig
+) -> OfflineWriteDecider:
+    """Factory of ``realm.write_decider.offline`` (thresholds from the host's ``thresholds``)."""
+    del config, deps
+    return OfflineWriteDecider(host.thresholds)
 
 
 def _label(node: Node) -> str:

@@ -10,17 +10,19 @@ counts it; the observation itself is already in the log as evidence).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labile.errors import LLMOutputError
-from labile.model import Observation
-from labile.protocols import LLMClient
+from labile.plugin import Deps, LLMClient, LLMOutputError, NoConfig, Observation
+from labile_text.sentences import split_sentences
 from labile_realm import prompts
 from labile_realm.construct.extract_offline import Extraction, date_phrase
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, KIND_BY_SHORT
-from labile_text.sentences import split_sentences
+
+if TYPE_CHECKING:
+    from labile_realm.construct.extractor import RealmConstructConfig
 
 _DATE = r"(\d{4})-(\d{2})-(\d{2})"
 _ONE = re.compile(rf"^{_DATE}$")
@@ -57,7 +59,7 @@ def parse_time(value: str | None) -> tuple[datetime | None, datetime | None]:
 
 
 class LLMUnitExtractor:
-    """Asks the LLM for the units of one turn (see the module docstring).
+    """``realm.unit_extractor.llm``: the LLM proposes the units of one turn (see the module doc).
 
     Args:
         llm: The client.
@@ -96,10 +98,12 @@ class LLMUnitExtractor:
             obs.text[s:e].strip() for s, e in split_sentences(obs.text)
             if obs.text[s:e].rstrip().endswith("?")
         )
-        event = next((u for u in units if u.kind == EVENT), None)
         return Extraction(units=units, questions=questions,
-                          event_key=event.key if event else None,
                           terms=[u.name for u in units if u.kind != ENTITY][:6])
+
+    def refresh_summary(self, state: ConversationState, sessions: Sequence[str]) -> None:
+        """Nothing to do: the model rewrites the summary with every turn."""
+        del state, sessions
 
     def _unit(self, obs: Observation, index: int, raw: dict[str, Any]) -> Unit:
         kind = KIND_BY_SHORT[str(raw["type"])]
@@ -134,3 +138,10 @@ class LLMUnitExtractor:
             description=description, keywords=keywords, time_start=start, time_end=end,
             sources=(obs.id,), attrs=attrs,
         )
+
+
+def build_llm_units(config: NoConfig, deps: Deps, host: RealmConstructConfig) -> LLMUnitExtractor:
+    """Factory of ``realm.unit_extractor.llm`` (context and summary budget from the host)."""
+    del config
+    return LLMUnitExtractor(deps.llm, context_turns=host.context_turns,
+                            summary_words=host.summary_words)

@@ -26,20 +26,25 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import attrs
 
-from labile.model import Observation
+from labile.plugin import Deps, NoConfig, Observation
+from labile_text.entities import Entity, is_filler, named_entities, normalize_name
+from labile_text.keywords import keyphrases
+from labile_text.sentences import split_sentences
+from labile_text.timeparse import TimeMention, resolve_time_expressions
 from labile_realm.construct.facts import spot_facts
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
-from labile_text.entities import Entity, is_filler, named_entities, normalize_name
-from labile_text.keywords import keyphrases
 from labile_text.names import is_vocative
-from labile_text.sentences import split_sentences
-from labile_text.timeparse import TimeMention, resolve_time_expressions
+
+if TYPE_CHECKING:
+    from labile_realm.construct.extractor import RealmConstructConfig
 
 _ONE_MICRO = timedelta(microseconds=1)
 _WS = re.compile(r"\s+")
@@ -74,13 +79,11 @@ class Extraction:
     Attributes:
         units: The proposed units, the event (if any) first.
         questions: The questions the turn asks (context for the next reply).
-        event_key: Key of the turn's event unit, if it has one.
         terms: Keyphrases of the turn (they feed the session episode).
     """
 
     units: list[Unit] = attrs.field(factory=list)
     questions: tuple[str, ...] = ()
-    event_key: str | None = None
     terms: list[str] = attrs.field(factory=list)
 
 
@@ -114,14 +117,26 @@ def _shorten(text: str, limit: int) -> str:
 
 
 class OfflineUnitExtractor:
-    """Proposes units for one observation from rules, keyphrases and time parsing.
+    """``realm.unit_extractor.offline``: units from rules, keyphrases and time parsing.
 
     The extractor reads the conversation state (who spoke last, which
-    questions are pending) but never writes it; the orchestrator does.
+    questions are pending) but never writes it, except for the running
+    summary, which `refresh_summary` rebuilds once per ``add`` call.
+
+    Args:
+        config: Extraction knobs.
+        summary_words: Word budget of the running summary.
     """
 
-    def __init__(self, config: OfflineExtractionConfig | None = None) -> None:
+    def __init__(
+        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200
+    ) -> None:
         self.config = config or OfflineExtractionConfig()
+        self.summary_words = summary_words
+
+    def refresh_summary(self, state: ConversationState, sessions: Sequence[str]) -> None:
+        """Rebuild the running summary from the sessions' keyphrase counts."""
+        update_summary(state, list(sessions), self.summary_words)
 
     def extract(self, obs: Observation, state: ConversationState) -> Extraction:
         """Propose the units of ``obs``.
@@ -157,7 +172,6 @@ class OfflineUnitExtractor:
                                 asked_turn.speaker if asked_turn else None, asked,
                                 mentions, keywords, ents)
             out.units.append(event)
-            out.event_key = event.key
         if cfg.facts and speaker:
             out.units.extend(self._facts(obs, statements))
         if cfg.entities:
@@ -306,6 +320,14 @@ def unit_id(unit: Unit) -> str:
 def session_key(obs: Observation) -> str:
     """The episode an observation belongs to: its session, else its day."""
     return obs.session if obs.session else obs.timestamp.date().isoformat()
+
+
+def build_offline_units(
+    config: NoConfig, deps: Deps, host: RealmConstructConfig
+) -> OfflineUnitExtractor:
+    """Factory of ``realm.unit_extractor.offline`` (knobs from the host's ``extraction``)."""
+    del config, deps
+    return OfflineUnitExtractor(host.extraction, summary_words=host.summary_words)
 
 
 def update_summary(state: ConversationState, sessions: list[str], max_words: int = 200) -> str:

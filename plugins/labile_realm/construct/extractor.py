@@ -4,8 +4,10 @@ For each observation o_t (in order): extract candidate units with the running
 summary and the recent context; for each unit, find its neighbourhood
 (similar ∪ recent), decide add / modify / skip, then decide the edges between
 the resulting node and its neighbours. Which implementation makes each
-decision is a config string: ``units = "offline" | "llm"`` and
-``decisions = "offline" | "llm"``.
+decision is a component named in the options: ``units`` (a
+``realm.unit_extractor``) and ``decisions`` (a ``realm.write_decider``); the
+bundled ones are ``….offline`` and ``….llm`` (``"offline"`` and ``"llm"``
+still name them).
 
 Speed: every unit of an ``add`` call is embedded in one batch; nodes and
 edges are written in one upsert each at the end of the call (inside the
@@ -19,42 +21,48 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal
 
 import attrs
 import numpy as np
 import structlog
-from attrs.validators import ge, in_, le
+from attrs.validators import ge, le
 
-from labile.errors import ConfigError, LLMError
-from labile.model import AddReport, Edge, Node, NodeFilter, Observation, Origin, edge_id
-from labile.protocols import Deps, Store
+from labile.plugin import (
+    AddReport,
+    ComponentSpec,
+    Deps,
+    Edge,
+    LLMError,
+    Node,
+    NodeFilter,
+    Observation,
+    Origin,
+    Store,
+    component_field,
+    edge_id,
+)
 from labile_realm.construct.decide_offline import (
     EdgeOp,
     NodeDecision,
     OfflineDecisionConfig,
-    OfflineEdgeDecider,
-    OfflineNodeDecider,
     structural_edges,
     supersession_slot,
 )
 from labile_realm.construct.extract_offline import (
     Extraction,
     OfflineExtractionConfig,
-    OfflineUnitExtractor,
     date_phrase,
     session_key,
     unit_id,
-    update_summary,
 )
+from labile_realm.construct.merge import merge_unit
 from labile_realm.construct.neighbourhood import Candidate, Neighbourhood
 from labile_realm.construct.units import ConversationState, Unit
+from labile_realm.decisions import UNIT_EXTRACTOR, WRITE_DECIDER, UnitExtractor, WriteDecider
 from labile_realm.ids import stable_id
 from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
 
 log = structlog.get_logger(__name__)
-
-Mode = Literal["offline", "llm"]
 
 
 @attrs.frozen(kw_only=True)
@@ -62,8 +70,9 @@ class RealmConstructConfig:
     """Options of ``realm.construct``.
 
     Attributes:
-        units: Who extracts candidate units: ``"offline"`` rules or the ``"llm"``.
-        decisions: Who decides node operations and edges: ``"offline"`` or ``"llm"``.
+        units: Who extracts candidate units: a ``realm.unit_extractor``
+            (``realm.unit_extractor.offline`` rules or ``realm.unit_extractor.llm``).
+        decisions: Who decides node operations and edges: a ``realm.write_decider``.
         similar_k: Size of the similarity part of a unit's neighbourhood.
         recent_k: Size of the recency part of a unit's neighbourhood.
         structural_edges: Write the bookkeeping edges (episode ``comprises``
@@ -72,12 +81,12 @@ class RealmConstructConfig:
         max_entity_sources: Cap on the observation ids an entity keeps.
         summary_words: Word budget of the running conversation summary.
         context_turns: Recent turns shown to the LLM extractor.
-        extraction: Offline extraction options.
-        thresholds: Offline decision thresholds.
+        extraction: Options of the offline unit extractor.
+        thresholds: Thresholds of the offline write decider.
     """
 
-    units: Mode = attrs.field(default="offline", validator=in_(("offline", "llm")))
-    decisions: Mode = attrs.field(default="offline", validator=in_(("offline", "llm")))
+    units: ComponentSpec = component_field(UNIT_EXTRACTOR, f"{UNIT_EXTRACTOR}.offline")
+    decisions: ComponentSpec = component_field(WRITE_DECIDER, f"{WRITE_DECIDER}.offline")
     similar_k: int = attrs.field(default=6, validator=ge(0))
     recent_k: int = attrs.field(default=6, validator=ge(0))
     structural_edges: bool = True
@@ -109,30 +118,14 @@ class RealmExtractor:
     """
 
     def __init__(self, config: RealmConstructConfig, deps: Deps) -> None:
-        assert deps.store is not None, "extractors are built after the store"
         self.config = config
         self.deps = deps
         self.store: Store = deps.store
         self.neighbourhood = Neighbourhood(
             self.store, similar_k=config.similar_k, recent_k=config.recent_k
         )
-        self.offline_units = OfflineUnitExtractor(config.extraction)
-        self.offline_nodes = OfflineNodeDecider(config.thresholds)
-        self.offline_edges = OfflineEdgeDecider(config.thresholds)
-        self._llm_units: Any = None
-        self._llm_decider: Any = None
-        if "llm" in (config.units, config.decisions):
-            if getattr(deps.llm, "name", "none") == "none":
-                raise ConfigError(
-                    "realm.construct with units/decisions = \"llm\" needs an LLM; set "
-                    '[llm] type = "litellm" or use the offline mode'
-                )
-            from labile_realm.construct.decide_llm import LLMDecider
-            from labile_realm.construct.extract_llm import LLMUnitExtractor
-
-            self._llm_units = LLMUnitExtractor(deps.llm, context_turns=config.context_turns,
-                                               summary_words=config.summary_words)
-            self._llm_decider = LLMDecider(deps.llm)
+        self.units: UnitExtractor = deps.registries.build(config.units, deps, config)
+        self.decider: WriteDecider = deps.registries.build(config.decisions, deps, config)
         self._states: dict[str, ConversationState] = {}
         self._last_event: dict[tuple[str, str], Node] = {}
         self._last_episode: dict[str, str] = {}
@@ -194,8 +187,7 @@ class RealmExtractor:
             self._integrate(namespace, obs, ex, vecs, state, batch, known)
         if self.config.episodes:
             self._episodes(namespace, sessions, state, batch)
-        if self.config.units == "offline":
-            update_summary(state, list(state.session_terms), self.config.summary_words)
+        self.units.refresh_summary(state, list(state.session_terms))
         stale = [batch.nodes[i] for i in sorted(batch.reembed) if i in batch.nodes]
         for node, vec in zip(stale, self._embed([n.description for n in stale]), strict=True):
             node.embedding = vec
@@ -223,10 +215,8 @@ class RealmExtractor:
         return np.asarray(self.deps.embedder.embed(texts), dtype=np.float32)
 
     def _extract(self, obs: Observation, state: ConversationState, batch: _Batch) -> Extraction:
-        if self.config.units == "offline":
-            return self.offline_units.extract(obs, state)
         try:
-            return self._llm_units.extract(obs, state)  # type: ignore[no-any-return]
+            return self.units.extract(obs, state)
         except LLMError as exc:
             batch.failures["extract"] += 1
             log.warning("realm_llm_rejected", operation="extract", observation=obs.id,
@@ -256,9 +246,9 @@ class RealmExtractor:
                 continue
             if node.kind == ENTITY:
                 entity_nodes.append(node)
-                if self.config.decisions == "llm":
-                    llm_ops = self._semantic_edges(namespace, node, cands, batch)
-                    self._apply_edges(namespace, llm_ops, batch)
+                if self.decider.links_entities:
+                    entity_ops = self._semantic_edges(namespace, node, cands, batch)
+                    self._apply_edges(namespace, entity_ops, batch)
                 continue
             ops: list[EdgeOp] = []
             if self.config.structural_edges:
@@ -295,16 +285,13 @@ class RealmExtractor:
             namespace, vec, kinds=kinds, recent_ids=list(state.touched), pending=batch.nodes,
             exclude=frozenset({nid}),
         )
-        if self.config.decisions == "llm":
-            try:
-                decision = self._llm_decider.decide_node(unit, cands, state)
-            except LLMError as exc:
-                batch.failures["node_decision"] += 1
-                log.warning("realm_llm_rejected", operation="node_decision", unit=unit.key,
-                            error=str(exc)[:300])
-                return None, [], None
-        else:
-            decision = self.offline_nodes.decide(unit, cands, state)
+        try:
+            decision = self.decider.decide_node(unit, cands, state)
+        except LLMError as exc:
+            batch.failures["node_decision"] += 1
+            log.warning("realm_llm_rejected", operation="node_decision", unit=unit.key,
+                        error=str(exc)[:300])
+            return None, [], None
         batch.counts[decision.op] += 1
         node = self._execute(namespace, unit, vec, nid, decision, cands, batch)
         if node is None:
@@ -319,11 +306,7 @@ class RealmExtractor:
             if old_id is not None and old_id != node.id:
                 superseded = self._node(namespace, old_id, batch)
             state.fact_slots[slot] = node.id
-        if self.config.decisions == "llm":
-            # the LLM links only the neighbours it named as related
-            related = set(decision.related)
-            cands = [c for c in cands if c.node.id in related and c.node.id != node.id]
-        return node, cands, superseded
+        return node, self.decider.neighbours_to_link(decision, cands, node), superseded
 
     def _node(self, namespace: str, node_id: str, batch: _Batch) -> Node | None:
         if node_id in batch.nodes:
@@ -365,7 +348,7 @@ class RealmExtractor:
         ) or self._node(namespace, decision.target, batch)
         if target is None:
             return None
-        merged = _merge(target, unit, decision, self.config.max_entity_sources, now)
+        merged = merge_unit(target, unit, decision, self.config.max_entity_sources, now)
         batch.nodes[merged.id] = merged
         if merged.description != target.description:
             batch.reembed.add(merged.id)
@@ -374,21 +357,16 @@ class RealmExtractor:
     def _semantic_edges(
         self, namespace: str, node: Node, cands: list[Candidate], batch: _Batch
     ) -> list[EdgeOp]:
-        if self.config.decisions == "llm":
-            if not cands:
-                return []
-            existing = self._existing_edges(namespace, node.id, [c.node.id for c in cands], batch)
-            try:
-                return self._llm_decider.decide_edges(node, cands, existing)  # type: ignore[no-any-return]
-            except LLMError as exc:
-                batch.failures["edge_decision"] += 1
-                log.warning("realm_llm_rejected", operation="edge_decision", node=node.id,
-                            error=str(exc)[:300])
-                return []
-        degree = self._degrees(namespace, [node.id, *(c.node.id for c in cands)])
-        return self.offline_edges.decide(node, cands, degree)
+        try:
+            return self.decider.decide_edges(node, cands, _EdgeView(self, namespace, batch))
+        except LLMError as exc:
+            batch.failures["edge_decision"] += 1
+            log.warning("realm_llm_rejected", operation="edge_decision", node=node.id,
+                        error=str(exc)[:300])
+            return []
 
-    def _degrees(self, namespace: str, ids: list[str]) -> dict[str, int]:
+    def _degrees(self, namespace: str, ids: Sequence[str]) -> dict[str, int]:
+        """The running ``correlates`` degree tally of ``namespace`` (filled for ``ids``)."""
         degree = self._degree.setdefault(namespace, {})
         missing = [i for i in ids if i not in degree]
         if missing:
@@ -400,8 +378,9 @@ class RealmExtractor:
         return degree
 
     def _existing_edges(
-        self, namespace: str, node_id: str, others: list[str], batch: _Batch
+        self, namespace: str, node_id: str, others: Sequence[str], batch: _Batch
     ) -> list[Edge]:
+        """Live edges between ``node_id`` and ``others``, stored or pending in ``batch``."""
         wanted = set(others)
         found: dict[str, Edge] = {}
         for e in self.store.edges_of(namespace, [node_id], direction="both"):
@@ -493,31 +472,21 @@ class RealmExtractor:
                 )], batch)
 
 
-def _merge(
-    target: Node, unit: Unit, decision: NodeDecision, max_sources: int, now: Any
-) -> Node:
-    """Merge ``unit`` into ``target`` without touching its content (evidence)."""
-    sources = list(target.sources)
-    sources.extend(s for s in unit.sources if s not in sources)
-    if target.kind == ENTITY:
-        sources = sources[:max_sources]
-    keywords = list(target.keywords)
-    for k in (decision.keywords or unit.keywords):
-        if k.casefold() not in {x.casefold() for x in keywords}:
-            keywords.append(k)
-    node_attrs = dict(target.attrs)
-    if target.kind == ENTITY:
-        aliases = list(node_attrs.get("aliases", []))
-        name = str(node_attrs.get("name", target.content))
-        for alias in (unit.name, *unit.attrs.get("aliases", ())):
-            if alias and alias != name and alias not in aliases:
-                aliases.append(alias)
-        node_attrs["aliases"] = aliases
-    node_attrs["merged"] = int(node_attrs.get("merged", 0)) + 1
-    return attrs.evolve(
-        target, description=decision.description or target.description,
-        keywords=tuple(keywords[:12]), sources=tuple(sources), updated_at=now, attrs=node_attrs,
-    )
+@attrs.frozen
+class _EdgeView:
+    """The `labile_realm.decisions.EdgeLookup` an edge decision gets: one node's graph."""
+
+    extractor: RealmExtractor
+    namespace: str
+    batch: _Batch
+
+    def existing(self, node_id: str, others: Sequence[str]) -> list[Edge]:
+        """Live edges between ``node_id`` and any of ``others``."""
+        return self.extractor._existing_edges(self.namespace, node_id, others, self.batch)
+
+    def degrees(self, ids: Sequence[str]) -> dict[str, int]:
+        """The running ``correlates`` degree tally (updated in place by the decider)."""
+        return self.extractor._degrees(self.namespace, ids)
 
 
 def build(config: RealmConstructConfig, deps: Deps) -> RealmExtractor:

@@ -14,8 +14,7 @@ from typing import Literal
 
 import attrs
 
-from labile.model import Node, NodeFilter, Vector
-from labile.protocols import Store
+from labile.plugin import Node, NodeFilter, Store, Vector
 from labile.vectors import cosine
 
 Source = Literal["similarity", "time", "both"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from labile.model import Node, Observation
+from labile.plugin import Node, Observation
 from labile_text.entities import normalize_name
 
 
@@ -81,7 +81,6 @@ class ConversationState:
         touched: Ids of recently created or changed nodes (N_recent), oldest first.
         speakers: Speaker names seen so far (normalised name -> surface form).
         entity_index: Normalised entity name or alias -> entity node id.
-        last_event: Session key -> id of the latest event node in it.
         session_terms: Session key -> keyphrase counts (for the episode description).
         session_turns: Session key -> observation ids of the session's events.
         session_span: Session key -> (first, last) observation timestamp.
@@ -94,7 +93,6 @@ class ConversationState:
     touched: deque[str] = attrs.field(factory=lambda: deque(maxlen=24))
     speakers: dict[str, str] = attrs.field(factory=dict)
     entity_index: dict[str, str] = attrs.field(factory=dict)
-    last_event: dict[str, str] = attrs.field(factory=dict)
     session_terms: dict[str, Counter[str]] = attrs.field(factory=dict)
     session_turns: dict[str, list[str]] = attrs.field(factory=dict)
     session_span: dict[str, tuple[datetime, datetime]] = attrs.field(factory=dict)

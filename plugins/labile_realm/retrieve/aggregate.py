@@ -23,8 +23,7 @@ import attrs
 import numpy as np
 from attrs.validators import ge, le
 
-from labile.model import Hit, Query, Subgraph
-from labile.protocols import Deps, Store
+from labile.plugin import Deps, Hit, Query, Store, Subgraph
 from labile.vectors import cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED
 from labile_realm.retrieve.score import aggregate_score
@@ -57,7 +56,6 @@ class Aggregate:
     """The ``realm.aggregate`` filter (see the module docstring)."""
 
     def __init__(self, config: AggregateConfig, deps: Deps) -> None:
-        assert deps.store is not None, "filters are built after the store"
         self.config = config
         self.store: Store = deps.store
         self.kinds = frozenset(str(kind_name(k)) for k in config.evidence_kinds)

@@ -1,11 +1,12 @@
 """Expansion atoms ``realm.subgraph_beam`` and ``realm.path_search`` (Algorithm 2, lines 6–14).
 
 Both atoms run the same loop: before each round the sufficiency controller
-decides whether the evidence is enough or which frontier nodes (≤ 5) to
-expand; the expansion planner gives each frontier node an action; the action
-is executed and the newly reached nodes join the evidence set with their
+(a ``realm.sufficiency_controller``) decides whether the evidence is enough or
+which frontier nodes (≤ 5) to expand; the expansion policy (a
+``realm.expansion_policy``) gives each frontier node an action; the action is
+executed and the newly reached nodes join the evidence set with their
 access score (eq. 8). The registered name chooses the default mode of the
-offline planner (an LLM planner may pick either mode per node).
+offline policy (an LLM policy may pick either mode per node).
 
 Candidate filtering and scoring follow SPEC §3.3: a candidate is dropped
 before scoring when it is already on the current path, already in the
@@ -33,22 +34,24 @@ import numpy as np
 import structlog
 from attrs.validators import ge, in_, le
 
-from labile.errors import ConfigError
-from labile.model import Edge, Hit, Node, Query, Reach
-from labile.protocols import Deps, Store
+from labile.plugin import ComponentSpec, Deps, Edge, Hit, Node, Query, Reach, Store, component_field
 from labile.vectors import cosine
+from labile_realm.decisions import (
+    EXPANSION_POLICY,
+    SUFFICIENCY_CONTROLLER,
+    ExpansionPolicy,
+    SufficiencyController,
+)
 from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
     ExpansionAction,
     LayerFilter,
-    OfflinePlanner,
     SeedPlan,
     TemporalDecay,
     plans_of,
 )
 from labile_realm.retrieve.score import access_score, edge_score, path_score, temporal_delta
-from labile_realm.retrieve.sufficiency import LLMController, OfflineController
 from labile_realm.schema import CONTRADICTS, PREDICATE_BY_SHORT, PREDICATES_BY_LAYER, kind_name
 
 log = structlog.get_logger(__name__)
@@ -88,8 +91,9 @@ class ExpandConfig:
     """Options of the expansion atoms.
 
     Attributes:
-        controller: Sufficiency controller: ``"offline"`` or ``"llm"``.
-        policy: Expansion planner: ``"offline"`` or ``"llm"``.
+        controller: The sufficiency controller, a ``realm.sufficiency_controller``
+            (``….offline`` or ``….llm``).
+        policy: The expansion policy, a ``realm.expansion_policy``.
         max_rounds: Maximum expansion depth (rounds of the loop): LoCoMo 3, LongMemEval 5.
         max_frontier: Frontier nodes per round (≤ 5).
         frontier_kinds: Kinds that may be expanded.
@@ -119,10 +123,9 @@ class ExpandConfig:
         echo_weight: Weight of a repeated activation in ``"accumulate"`` mode.
     """
 
-    controller: Literal["offline", "llm"] = attrs.field(default="offline",
-                                                        validator=in_(("offline", "llm")))
-    policy: Literal["offline", "llm"] = attrs.field(default="offline",
-                                                    validator=in_(("offline", "llm")))
+    controller: ComponentSpec = component_field(SUFFICIENCY_CONTROLLER,
+                                                f"{SUFFICIENCY_CONTROLLER}.offline")
+    policy: ComponentSpec = component_field(EXPANSION_POLICY, f"{EXPANSION_POLICY}.offline")
     max_rounds: int = attrs.field(default=3, validator=[ge(0), le(10)])
     max_frontier: int = attrs.field(default=5, validator=[ge(1), le(5)])
     frontier_kinds: tuple[str, ...] = ("event", "fact", "entity")
@@ -206,25 +209,11 @@ class RealmExpander:
     """One expansion atom (see the module docstring)."""
 
     def __init__(self, atom: str, mode: ExpandMode, config: ExpandConfig, deps: Deps) -> None:
-        assert deps.store is not None, "expanders are built after the store"
-        wants_llm = "llm" in (config.controller, config.policy)
-        if wants_llm and getattr(deps.llm, "name", "none") == "none":
-            raise ConfigError(f"{atom} with an LLM controller/policy needs an LLM ([llm] type)")
         self.atom, self.mode, self.config, self.deps = atom, mode, config, deps
         self.store: Store = deps.store
-        kinds = [str(kind_name(k)) for k in config.frontier_kinds]
-        self.offline_controller = OfflineController(
-            top_k=config.evidence_k, max_frontier=config.max_frontier, frontier_kinds=kinds
-        )
-        self.controller: OfflineController | LLMController = self.offline_controller
-        if config.controller == "llm":
-            self.controller = LLMController(deps.llm, self.offline_controller)
-        self.planner = OfflinePlanner()
-        self._llm_policy: Any = None
-        if config.policy == "llm":
-            from labile_realm.retrieve.plan_llm import LLMExpansionPolicy
-
-            self._llm_policy = LLMExpansionPolicy(deps.llm)
+        self.controller: SufficiencyController = deps.registries.build(
+            config.controller, deps, config)
+        self.policy: ExpansionPolicy = deps.registries.build(config.policy, deps, config)
         self.defaults = ExpansionAction(
             mode=mode, include=parse_include(config.include),
             score_threshold=config.score_threshold, subgraph_max_nodes=config.subgraph_max_nodes,
@@ -279,14 +268,7 @@ class RealmExpander:
         reached: dict[str, Hit], state: dict[str, Any],
     ) -> dict[str, ExpansionAction]:
         defaults = self._with_decay(self.defaults, plan)
-        offline = {
-            i: self.planner.expansion_action(query, i, plan, defaults) for i in frontier
-        }
-        if self._llm_policy is None:
-            return offline
-        nodes = [reached[i].node for i in frontier if i in reached]
-        chosen = self._llm_policy.actions(query, nodes, defaults, state)
-        return {i: chosen.get(i, offline[i]) for i in frontier}
+        return self.policy.actions(query, frontier, reached, plan, defaults, state)
 
     def _with_decay(self, action: ExpansionAction, plan: SeedPlan) -> ExpansionAction:
         if not self.config.temporal_decay or plan.time_range is None:

@@ -12,17 +12,22 @@ counted in the search state.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from labile.model import Query
-from labile.text.tokenize import content_words
-from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
+from labile.plugin import Deps, Hit, NoConfig, Query
 from labile_text.entities import named_entities
 from labile_text.keywords import keyphrases
 from labile_text.timeparse import resolve_time_expressions
+from labile.text.tokenize import content_words
+from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
+
+if TYPE_CHECKING:
+    from labile_realm.retrieve.expand import ExpandConfig
+    from labile_realm.retrieve.seed import SeedConfig
 
 SeedMode = Literal["query_match", "keywords_match", "hybrid_match"]
 ExpandMode = Literal["subgraph_beam", "path_search"]
@@ -227,14 +232,19 @@ class OfflinePlannerConfig:
 
 
 class OfflinePlanner:
-    """Seed plans and expansion actions from the question alone (no LLM)."""
+    """Seed plans and expansion actions from the question alone (no LLM).
+
+    As ``realm.seed_planner.offline`` it writes the seed plans of a search.
+    """
 
     def __init__(self, config: OfflinePlannerConfig | None = None) -> None:
         self.config = config or OfflinePlannerConfig()
 
-    def seed_plans(self, query: Query, max_plans: int) -> list[SeedPlan]:
+    def seed_plans(
+        self, query: Query, max_plans: int, state: dict[str, Any] | None = None
+    ) -> list[SeedPlan]:
         """One plan: the question, its keywords, node types and time range."""
-        del max_plans  # the offline planner never needs more than one plan
+        del max_plans, state  # the offline planner never needs more than one plan
         pad = timedelta(days=self.config.time_padding_days)
         return [SeedPlan(
             mode="hybrid_match",
@@ -255,6 +265,38 @@ class OfflinePlanner:
         return attrs.evolve(
             defaults, temporal_decay=decay, reasoning=defaults.reasoning or query.text
         )
+
+
+class OfflineExpansionPolicy:
+    """``realm.expansion_policy.offline``: the configured default action for every node,
+    with the plan's time range as a soft decay."""
+
+    def __init__(self) -> None:
+        self.planner = OfflinePlanner()
+
+    def actions(
+        self, query: Query, frontier: Sequence[str], reached: Mapping[str, Hit],
+        plan: SeedPlan, defaults: ExpansionAction, state: dict[str, Any],
+    ) -> dict[str, ExpansionAction]:
+        """One action per frontier node (see `OfflinePlanner.expansion_action`)."""
+        del reached, state
+        return {i: self.planner.expansion_action(query, i, plan, defaults) for i in frontier}
+
+
+def build_offline_seed_planner(
+    config: NoConfig, deps: Deps, host: SeedConfig
+) -> OfflinePlanner:
+    """Factory of ``realm.seed_planner.offline`` (options from the host's ``planning``)."""
+    del config, deps
+    return OfflinePlanner(host.planning)
+
+
+def build_offline_policy(
+    config: NoConfig, deps: Deps, host: ExpandConfig
+) -> OfflineExpansionPolicy:
+    """Factory of ``realm.expansion_policy.offline``."""
+    del config, deps, host
+    return OfflineExpansionPolicy()
 
 
 def plans_of(state: dict[str, Any]) -> list[SeedPlan]:

@@ -9,27 +9,30 @@ offline plan or action, so a search never fails because of a bad reply.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
-from labile.errors import LLMError, LLMOutputError
-from labile.model import Node, Query
-from labile.protocols import LLMClient
+from labile.plugin import Deps, Hit, LLMClient, LLMError, LLMOutputError, NoConfig, Node, Query
 from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.retrieve.plan import (
     ExpansionAction,
     LayerFilter,
+    OfflineExpansionPolicy,
     OfflinePlanner,
     SeedPlan,
     TemporalDecay,
     count_failure,
 )
 from labile_realm.schema import KIND_BY_SHORT, PREDICATES_BY_LAYER, predicate_name
+
+if TYPE_CHECKING:
+    from labile_realm.retrieve.expand import ExpandConfig
+    from labile_realm.retrieve.seed import SeedConfig
 
 log = structlog.get_logger(__name__)
 
@@ -76,7 +79,7 @@ def parse_range(value: Any) -> tuple[datetime, datetime]:
 
 
 class LLMPlanner:
-    """Seed plans from the LLM, falling back to the offline planner."""
+    """``realm.seed_planner.llm``: seed plans from the LLM, falling back to the offline planner."""
 
     def __init__(self, llm: LLMClient, offline: OfflinePlanner) -> None:
         self.llm = llm
@@ -107,12 +110,25 @@ class LLMPlanner:
 
 
 class LLMExpansionPolicy:
-    """Per-node expansion actions from the LLM (one call per round)."""
+    """``realm.expansion_policy.llm``: per-node expansion actions from the LLM (one
+    call per round); a node the reply leaves out, or every node when the reply
+    is rejected, gets the offline action."""
 
     def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
+        self.offline = OfflineExpansionPolicy()
 
     def actions(
+        self, query: Query, frontier: Sequence[str], reached: Mapping[str, Hit],
+        plan: SeedPlan, defaults: ExpansionAction, state: dict[str, Any],
+    ) -> dict[str, ExpansionAction]:
+        """One action per frontier node: the model's, else the offline one."""
+        offline = self.offline.actions(query, frontier, reached, plan, defaults, state)
+        nodes = [reached[i].node for i in frontier if i in reached]
+        chosen = self.ask(query, nodes, defaults, state)
+        return {i: chosen.get(i, offline[i]) for i in frontier}
+
+    def ask(
         self, query: Query, nodes: Sequence[Node], defaults: ExpansionAction,
         state: dict[str, Any],
     ) -> dict[str, ExpansionAction]:
@@ -169,3 +185,15 @@ class LLMExpansionPolicy:
             conflict_inhibit=bool(raw["conflict_inhibit"]),
             reasoning=str(raw["reasoning"]).strip() or query.text,
         )
+
+
+def build_llm_seed_planner(config: NoConfig, deps: Deps, host: SeedConfig) -> LLMPlanner:
+    """Factory of ``realm.seed_planner.llm`` (its fallback uses the host's ``planning``)."""
+    del config
+    return LLMPlanner(deps.llm, OfflinePlanner(host.planning))
+
+
+def build_llm_policy(config: NoConfig, deps: Deps, host: ExpandConfig) -> LLMExpansionPolicy:
+    """Factory of ``realm.expansion_policy.llm``."""
+    del config, host
+    return LLMExpansionPolicy(deps.llm)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from labile.model import Node
+from labile.plugin import Node
 from labile_realm.retrieve.plan import TemporalDecay
 
 #: Penalty for a node without a time when missing times are kept.

@@ -1,7 +1,8 @@
 """Seed atoms ``realm.query_match``, ``realm.keywords_match``, ``realm.hybrid_match``.
 
 Each atom runs the search's seed plans (made once per search by the planner
-the atom is configured with, and shared through ``state``) in its own
+the atom is configured with, a ``realm.seed_planner``, and shared through
+``state``) in its own
 matching mode, or in the mode the plan names when ``mode = "plan"``. Plans
 run independently and merge by node id, keeping the best score.
 
@@ -29,15 +30,23 @@ import numpy as np
 import structlog
 from attrs.validators import ge, in_, le
 
-from labile.errors import ConfigError
-from labile.model import Hit, Node, NodeFilter, Query, Reach
-from labile.protocols import Deps, Store
+from labile.plugin import (
+    ComponentSpec,
+    Deps,
+    Hit,
+    Node,
+    NodeFilter,
+    Query,
+    Reach,
+    Store,
+    component_field,
+)
 from labile.text.tokenize import words
 from labile.vectors import cosine
+from labile_realm.decisions import SEED_PLANNER, SeedPlanner
 from labile_realm.retrieve.plan import (
     STATE_PLANS,
     STATE_SEED_SCORES,
-    OfflinePlanner,
     OfflinePlannerConfig,
     SeedMode,
     SeedPlan,
@@ -52,7 +61,8 @@ class SeedConfig:
     """Options shared by the three seed atoms.
 
     Attributes:
-        planner: Who writes the seed plans: ``"offline"`` or ``"llm"``.
+        planner: Who writes the seed plans: a ``realm.seed_planner``
+            (``realm.seed_planner.offline`` or ``realm.seed_planner.llm``).
         mode: ``"atom"`` runs every plan in this atom's matching mode; ``"plan"``
             runs each plan in the mode the planner chose.
         max_seed_plans: At most this many plans (LoCoMo 1, LongMemEval 3).
@@ -77,11 +87,10 @@ class SeedConfig:
             namespaces would weigh them heavily.
         node_types: Fixed node kinds (short or full names) overriding the plan's T.
         use_time_range: Enforce the plan's τ in hybrid mode.
-        planning: Offline planner options.
+        planning: Options of the offline planner (also the LLM planner's fallback).
     """
 
-    planner: Literal["offline", "llm"] = attrs.field(default="offline",
-                                                     validator=in_(("offline", "llm")))
+    planner: ComponentSpec = component_field(SEED_PLANNER, f"{SEED_PLANNER}.offline")
     mode: Literal["atom", "plan"] = attrs.field(default="atom", validator=in_(("atom", "plan")))
     max_seed_plans: int = attrs.field(default=1, validator=[ge(1), le(5)])
     top_k: int = attrs.field(default=30, validator=ge(1))
@@ -104,33 +113,13 @@ class SeedConfig:
             raise ValueError(f"unknown node type(s) {bad!r} (use entity, event, episode, fact)")
 
 
-def plans_for(
-    query: Query, state: dict[str, Any], config: SeedConfig, deps: Deps
-) -> list[SeedPlan]:
-    """The seed plans of this search, computed once and shared via ``state``."""
-    plans = state.get(STATE_PLANS)
-    if plans is None:
-        offline = OfflinePlanner(config.planning)
-        if config.planner == "llm":
-            from labile_realm.retrieve.plan_llm import LLMPlanner
-
-            plans = LLMPlanner(deps.llm, offline).seed_plans(query, config.max_seed_plans, state)
-        else:
-            plans = offline.seed_plans(query, config.max_seed_plans)
-        plans = plans[: config.max_seed_plans]
-        state[STATE_PLANS] = plans
-    return list(plans)
-
-
 class RealmSeeder:
     """One seed atom; its matching mode is fixed by the name it is registered under."""
 
     def __init__(self, atom: str, mode: SeedMode, config: SeedConfig, deps: Deps) -> None:
-        assert deps.store is not None, "seeders are built after the store"
-        if config.planner == "llm" and getattr(deps.llm, "name", "none") == "none":
-            raise ConfigError(f"{atom} with planner = \"llm\" needs an LLM ([llm] type)")
         self.atom, self.mode, self.config, self.deps = atom, mode, config, deps
         self.store: Store = deps.store
+        self.planner: SeedPlanner = deps.registries.build(config.planner, deps, config)
         self._participants: dict[str, set[str]] = {}
         self._fixed_types = (
             frozenset(str(kind_name(t)) for t in config.node_types) if config.node_types else None
@@ -139,7 +128,7 @@ class RealmSeeder:
     def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
         """Run every plan, merge by node id (best score wins), best first."""
         merged: dict[str, Hit] = {}
-        for i, plan in enumerate(plans_for(query, state, self.config, self.deps)):
+        for i, plan in enumerate(self.plans(query, state)):
             mode = plan.mode if self.config.mode == "plan" else self.mode
             for hit in self._run(query, plan, mode, f"p{i + 1}"):
                 old = merged.get(hit.node.id)
@@ -150,6 +139,16 @@ class RealmSeeder:
         for h in hits:
             scores[h.node.id] = max(scores.get(h.node.id, 0.0), h.score)
         return hits
+
+    def plans(self, query: Query, state: dict[str, Any]) -> list[SeedPlan]:
+        """The seed plans of this search: made once (by the first seeder to
+        ask) and shared via ``state``."""
+        plans = state.get(STATE_PLANS)
+        if plans is None:
+            plans = self.planner.seed_plans(query, self.config.max_seed_plans, state)
+            plans = plans[: self.config.max_seed_plans]
+            state[STATE_PLANS] = plans
+        return list(plans)
 
     # -- one plan ----------------------------------------------------------------
     def _run(self, query: Query, plan: SeedPlan, mode: SeedMode, tag: str) -> list[Hit]:

@@ -15,17 +15,19 @@ the highest-scoring unexpanded nodes, as the SPEC says.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
-from labile.errors import LLMError
-from labile.model import Hit, Query
-from labile.protocols import LLMClient
+from labile.plugin import Deps, Hit, LLMClient, LLMError, NoConfig, Query
 from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.retrieve.plan import STATE_EXPANSION, count_failure
+from labile_realm.schema import kind_name
+
+if TYPE_CHECKING:
+    from labile_realm.retrieve.expand import ExpandConfig
 
 log = structlog.get_logger(__name__)
 
@@ -53,7 +55,8 @@ def best_unexpanded(
 
 
 class OfflineController:
-    """Stops when the top-K evidence set stops changing (see the module docstring).
+    """``realm.sufficiency_controller.offline``: stops when the top-K evidence set
+    stops changing (see the module docstring).
 
     Args:
         top_k: Size of the evidence set watched for change.
@@ -84,7 +87,8 @@ class OfflineController:
 
 
 class LLMController:
-    """Asks the LLM whether the evidence suffices and what to expand next.
+    """``realm.sufficiency_controller.llm``: asks the LLM whether the evidence
+    suffices and what to expand next.
 
     Args:
         llm: The client.
@@ -122,3 +126,26 @@ class LLMController:
             frontier = best_unexpanded(hits, expanded, self.fallback.frontier_kinds,
                                        self.fallback.max_frontier)
         return ControlDecision(is_enough=not frontier, frontier=frontier)
+
+
+def offline_controller(host: ExpandConfig) -> OfflineController:
+    """The offline controller the host's options describe."""
+    return OfflineController(
+        top_k=host.evidence_k, max_frontier=host.max_frontier,
+        frontier_kinds=[str(kind_name(k)) for k in host.frontier_kinds],
+    )
+
+
+def build_offline_controller(
+    config: NoConfig, deps: Deps, host: ExpandConfig
+) -> OfflineController:
+    """Factory of ``realm.sufficiency_controller.offline`` (``evidence_k``,
+    ``max_frontier`` and ``frontier_kinds`` from the host)."""
+    del config, deps
+    return offline_controller(host)
+
+
+def build_llm_controller(config: NoConfig, deps: Deps, host: ExpandConfig) -> LLMController:
+    """Factory of ``realm.sufficiency_controller.llm`` (its fallback is the offline one)."""
+    del config
+    return LLMController(deps.llm, offline_controller(host))

@@ -1,0 +1,278 @@
+"""Structuring component options: one strict converter, and references to components.
+
+Options are structured into a component's frozen attrs config class by one
+strict cattrs converter: unknown keys and wrong types are errors (cattrs would
+otherwise turn ``5.5`` into ``5`` and ``"abc"`` into ``['a', 'b', 'c']``), and
+every error names its path, e.g. ``$.retrieval.seed[0].top_k``.
+
+A config field made with `component_field` holds a *nested* component of a
+declared kind: in a config file it is a registered name (or one of the kind's
+aliases) or a table ``{type = "<name>", <options>…}``, structured strictly
+with that kind's registry into a `ComponentSpec`. The host component builds
+it with ``deps.registries.build(spec, deps, …)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.gen import make_dict_structure_fn, override
+
+from labile.errors import ConfigError
+
+if TYPE_CHECKING:
+    from labile.registry import Component, Registries
+
+#: attrs field metadata key naming the kind of a nested component field.
+KIND_KEY: Final = "labile.kind"
+
+
+@attrs.frozen(kw_only=True)
+class ComponentSpec:
+    """A reference to a component: its kind, registered name and structured config.
+
+    ``config`` is ``None`` for a name given in Python and not structured yet;
+    the component then builds with its default options.
+    """
+
+    type: str
+    config: Any = None
+    kind: str = ""
+
+    def to_table(self) -> dict[str, Any]:
+        """The TOML table for this spec, with every default filled in."""
+        if self.config is None:
+            return {"type": self.type}
+        return {"type": self.type, **CONVERTER.unstructure(self.config)}
+
+    def to_ref(self) -> str | dict[str, Any]:
+        """How a nested reference is written: the bare name unless it has options."""
+        table = self.to_table()
+        return self.type if len(table) == 1 else table
+
+
+def component_field(kind: str, default: str) -> Any:
+    """A config field holding a nested component of the declared ``kind``.
+
+    Use it in a host's config class, annotated `ComponentSpec`::
+
+        planner: ComponentSpec = component_field("realm.seed_planner",
+                                                 "realm.seed_planner.offline")
+
+    In Python the field also takes a name (``SeedConfig(planner="llm")``).
+
+    Args:
+        kind: The declared kind of the component.
+        default: The registered name used when the config names none.
+    """
+
+    def convert(value: Any) -> ComponentSpec:
+        if isinstance(value, ComponentSpec):
+            return value if value.kind == kind else attrs.evolve(value, kind=kind)
+        if isinstance(value, str) and value:
+            return ComponentSpec(kind=kind, type=value)
+        raise TypeError(
+            f"expected a {kind} name or a ComponentSpec, got {value!r} (tables of options "
+            "are structured by labile.config.resolve)"
+        )
+
+    return attrs.field(default=ComponentSpec(kind=kind, type=default), converter=convert,
+                       metadata={KIND_KEY: kind})
+
+
+def nested_kind(field: attrs.Attribute[Any]) -> str | None:
+    """The kind of a `component_field`, ``None`` for any other field."""
+    kind = field.metadata.get(KIND_KEY)
+    return kind if isinstance(kind, str) else None
+
+
+# -- the strict converter ----------------------------------------------------------
+
+def _strict_int(value: Any, _t: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _strict_float(value: Any, _t: type) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _strict_str(value: Any, _t: type) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _strict_bool(value: Any, _t: type) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _is_str_sequence(t: Any) -> bool:
+    origin = get_origin(t)
+    return origin in (list, tuple, frozenset, set) and all(
+        a is str or a is Ellipsis for a in get_args(t)
+    )
+
+
+def strict_str_sequence(value: Any, t: Any) -> Any:
+    """``value`` as the sequence-of-strings type ``t``, refusing a bare string."""
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise TypeError(f"expected a list of strings, got {type(value).__name__} {value!r}")
+    bad = [v for v in value if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"expected a list of strings, found {bad[0]!r}")
+    origin = get_origin(t)
+    return origin(value) if origin is not tuple else tuple(value)
+
+
+def _format_exception(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, ForbiddenExtraKeysError):
+        return f"unknown option(s) {', '.join(sorted(exc.extra_fields))}"
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, TypeError | ValueError):
+        return str(exc)
+    return cattrs.v.format_exception(exc, type_)
+
+
+def _has_nested(cls: Any) -> bool:
+    return isinstance(cls, type) and attrs.has(cls) and any(
+        nested_kind(f) for f in attrs.fields(cls)
+    )
+
+
+#: The registries nested component fields are structured with, set for the
+#: duration of one `structure_options` call. A context variable rather than a
+#: converter per registries: cattrs generates its structuring code once per
+#: class and converter, and a pipeline is resolved with fresh registries.
+_REGISTRIES: ContextVar[Registries | None] = ContextVar("labile_registries", default=None)
+
+
+def make_converter() -> cattrs.Converter:
+    """A converter for configs: strict scalar types, no extra keys.
+
+    Nested component fields are structured with their kind's registry (names
+    checked, aliases resolved, options structured) when `structure_options`
+    is given the registries; otherwise they take a name only.
+    """
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    conv.register_structure_hook(int, _strict_int)
+    conv.register_structure_hook(float, _strict_float)
+    conv.register_structure_hook(str, _strict_str)
+    conv.register_structure_hook(bool, _strict_bool)
+    conv.register_structure_hook_func(_is_str_sequence, strict_str_sequence)
+    conv.register_unstructure_hook(enum.Enum, lambda e: e.value)
+    conv.register_unstructure_hook(ComponentSpec, lambda spec: spec.to_ref())
+
+    def structure_fn(cls: type) -> Callable[[Any, Any], Any]:
+        overrides: dict[str, Any] = {
+            f.name: override(struct_hook=_ref_hook(kind, conv))
+            for f in attrs.fields(cls) if (kind := nested_kind(f))
+        }
+        return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+
+    conv.register_structure_hook_factory(_has_nested, structure_fn)
+    return conv
+
+
+def _ref_hook(kind: str, conv: cattrs.Converter) -> Callable[[Any, Any], ComponentSpec]:
+    def structure(value: Any, _t: Any) -> ComponentSpec:
+        if isinstance(value, ComponentSpec):
+            return value
+        options: dict[str, Any] = {}
+        if isinstance(value, str):
+            name = value
+        elif isinstance(value, Mapping):
+            named = value.get("type")
+            if not isinstance(named, str):
+                raise ValueError(f"missing 'type' (a registered {kind} name)")
+            name = named
+            options = {k: v for k, v in value.items() if k != "type"}
+        else:
+            raise TypeError(f"expected a {kind} name or a table with a 'type' key, got {value!r}")
+        registries = _REGISTRIES.get()
+        if registries is None:
+            if options:
+                raise ValueError(f"options of a nested {kind} need the registries "
+                                 "(resolve the whole config with labile.config.resolve)")
+            return ComponentSpec(kind=kind, type=name)
+        if kind not in registries.by_kind:
+            raise ValueError(f"component kind {kind!r} is not declared (is the plugin that "
+                             "declares it disabled or not installed?)")
+        try:
+            component = registries[kind].get(name)
+        except LookupError as exc:
+            raise ValueError(str(exc)) from None
+        return ComponentSpec(kind=kind, type=component.name,
+                             config=conv.structure(options, component.config))
+
+    return structure
+
+
+CONVERTER: Final = make_converter()
+
+
+def structure_options(
+    component: Component[Any], options: Mapping[str, Any], where: str,
+    registries: Registries | None = None,
+) -> Any:
+    """Structure ``options`` into ``component``'s config class, or raise `ConfigError`.
+
+    Args:
+        component: The registered component.
+        options: Its options from the config table (without ``type``).
+        where: The table's path, for error messages (``$.retrieval.seed[0]``).
+        registries: Needed when the config class has nested component fields
+            with options.
+    """
+    token = _REGISTRIES.set(registries)
+    try:
+        return CONVERTER.structure(dict(options), component.config)
+    except (ClassValidationError, IterableValidationError) as exc:
+        lines = cattrs.transform_error(exc, path=where, format_exception=_format_exception)
+        raise ConfigError("\n".join(lines)) from None
+    except (TypeError, ValueError) as exc:  # raised by the class's own validators
+        raise ConfigError(f"{exc} @ {where}") from None
+    finally:
+        _REGISTRIES.reset(token)
+
+
+def config_fields(config_cls: type) -> list[tuple[str, str, Any]]:
+    """``(name, type, default)`` for every field of an attrs config class.
+
+    A nested component field shows its kind as the type and the default
+    component's name as the default.
+    """
+    hints = typing.get_type_hints(config_cls)
+    out = []
+    for field in attrs.fields(config_cls):
+        default = field.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            default = default.factory()
+        kind = nested_kind(field)
+        if kind is not None:
+            out.append((field.name, kind, default.type if default is not None else None))
+            continue
+        out.append((field.name, _type_name(hints.get(field.name, field.type)), default))
+    return out
+
+
+def _type_name(t: Any) -> str:
+    if isinstance(t, type) and not get_args(t):
+        return t.__name__
+    if isinstance(t, types.UnionType | typing._UnionGenericAlias):  # type: ignore[attr-defined]
+        return " | ".join(_type_name(a) for a in get_args(t))
+    return str(t).replace("typing.", "")

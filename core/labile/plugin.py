@@ -1,0 +1,88 @@
+"""Everything a plugin author needs, in one place: ``from labile.plugin import …``.
+
+A plugin is a module (or object) with ``@hookimpl`` functions::
+
+    from labile.plugin import Deps, Hit, NoConfig, Query, Register, hookimpl
+
+    class KeepAll:
+        def __init__(self, config: NoConfig, deps: Deps) -> None:
+            self.store = deps.store
+
+        def filter(self, query: Query, hits: list[Hit], state: dict) -> list[Hit]:
+            return hits
+
+    @hookimpl
+    def labile_register_filters(register: Register) -> None:
+        register("acme.keep_all", KeepAll, summary="keeps every hit")
+
+It exports the hook marker and callbacks (`hookimpl`, `Register`,
+`Declare`), the kind declaration (`KindSpec`), the ports every component
+satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
+`Deps`), the config helpers (`NoConfig`, `ComponentSpec`, `component_field`),
+the data model and the errors a component raises. The other kernel modules
+are the kernel's own business.
+"""
+
+from __future__ import annotations
+
+from labile.commands import CommandRun, Configure, RegisterCommand, echo
+from labile.convert import ComponentSpec, component_field
+from labile.errors import (
+    ConfigError,
+    InputError,
+    LLMError,
+    LLMOutputError,
+    MissingDependencyError,
+    SchemaError,
+    StoreError,
+)
+from labile.hookspecs import hookimpl
+from labile.kinds import Declare, KindSpec, Placement
+from labile.model import (
+    AddReport,
+    Edge,
+    Feedback,
+    Hit,
+    Layer,
+    Node,
+    NodeFilter,
+    NodeKind,
+    Observation,
+    OperationReport,
+    Origin,
+    Predicate,
+    Query,
+    Reach,
+    RetrievalResult,
+    Subgraph,
+    Vector,
+    edge_id,
+    utcnow,
+)
+from labile.protocols import (
+    Consolidator,
+    CoreDeps,
+    Deps,
+    Direction,
+    Embedder,
+    Expander,
+    Extractor,
+    Filter,
+    LLMClient,
+    Reconsolidator,
+    Scored,
+    Seeder,
+    Store,
+    StoreDeps,
+)
+from labile.registry import NoConfig, Register
+
+__all__ = [
+    "AddReport", "CommandRun", "ComponentSpec", "Configure", "ConfigError", "Consolidator", "CoreDeps", "Declare", "Deps",
+    "Direction", "Edge", "Embedder", "Expander", "Extractor", "Feedback", "Filter", "Hit",
+    "InputError", "KindSpec", "LLMClient", "LLMError", "LLMOutputError", "Layer",
+    "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
+    "OperationReport", "Origin", "Placement", "Predicate", "Query", "Reach", "Reconsolidator",
+    "Register", "RegisterCommand", "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps",
+    "StoreError", "Subgraph", "Vector", "component_field", "echo", "edge_id", "hookimpl", "utcnow",
+]
