@@ -45,8 +45,11 @@ from typing import Any
 import attrs
 import structlog
 
-from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt
+from labile.plugin import MissingDependencyError
+from labile.usage import UsageMeter
+from labile_litellm.config import LiteLLMConfig
 from labile_llm.cache import CachedReply, ResponseCache
+from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt
 from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
@@ -58,9 +61,6 @@ from labile_llm.retry import (
     redact,
 )
 from labile_llm.tokens import count_tokens_like_litellm
-from labile.plugin import MissingDependencyError
-from labile.usage import UsageMeter
-from labile_litellm.config import LiteLLMConfig
 
 log = structlog.get_logger(__name__)
 

@@ -26,10 +26,10 @@ import structlog
 from attrs.validators import ge
 
 from labile.plugin import Deps, LLMClient, LLMError, NoConfig
-from labile_text.keywords import keyphrases, summarize
-from labile_text.sentences import split_sentences
 from labile.text.tokenize import content_words
 from labile_allmem import prompts
+from labile_text.keywords import keyphrases, summarize
+from labile_text.sentences import split_sentences
 
 log = structlog.get_logger(__name__)
 

@@ -44,8 +44,6 @@ from labile_allmem.schema import (
     unit_id,
     unit_order,
 )
-from labile_text.keywords import keyphrases, summarize
-from labile_text.sentences import split_sentences
 
 __all__ = ["WriteConfig", "WriteExtractor", "format_date", "normalized_rows"]
 

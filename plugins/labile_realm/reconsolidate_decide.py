@@ -29,11 +29,11 @@ from labile.plugin import (
     NoConfig,
     RetrievalResult,
 )
-from labile_text.entities import named_entities
 from labile.text.tokenize import terms
 from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.schema import ENTITY, EPISODE, predicate_name
+from labile_text.entities import named_entities
 
 if TYPE_CHECKING:
     from labile_realm.reconsolidate import ReconsolidateConfig

@@ -7,6 +7,7 @@ import pytest
 from allmem_helpers import open_memory
 
 import labile_allmem
+import labile_llm
 from labile.config import CONVERTER, resolve
 from labile.errors import ConfigError
 from labile.memory import Memory, build_registries
@@ -18,7 +19,7 @@ KINDS = ("extractor", "seeder", "expander", "filter", "consolidator", "node_kind
 
 @pytest.fixture(scope="module")
 def registries():
-    return make_registries(labile_allmem, entry_points=False)
+    return make_registries(labile_allmem, labile_llm, entry_points=False)
 
 
 def test_every_component_is_registered_under_the_bundle_prefix(registries):

@@ -31,7 +31,8 @@ from labile.plugin import (
 from labile.plugins import get_plugin_manager
 from labile.registry import Component, Registry, collect
 from labile.schema import CheckedStore
-from labile.testing import ScriptedLLM, observations
+from labile.testing import observations
+from labile_llm import ScriptedLLM
 
 BASE: dict[str, Any] = {
     "store": {"type": "memory"},

@@ -47,6 +47,8 @@ structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.
 from datetime import UTC, datetime
 from types import SimpleNamespace as N
 from labile.model import Edge, Node, Observation, edge_id
+from labile_lancedb.config import LanceStoreConfig
+from labile_lancedb.store import LanceStore
 
 path, seed, dim = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng, nrng = random.Random(seed), np.random.default_rng(seed)

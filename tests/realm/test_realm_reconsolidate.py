@@ -12,6 +12,7 @@ from labile.memory import Memory
 from labile.model import Edge, Feedback, Hit, Node, Reach, RetrievalResult, Subgraph, edge_id
 from labile.model import Query as Q
 from labile.testing import make_deps
+from labile_llm import ScriptedLLM
 from labile_realm.reconsolidate import (
     EdgeDecision,
     RealmReconsolidator,

@@ -44,9 +44,6 @@ from attrs.validators import ge, le
 from numpy.typing import NDArray
 
 from labile.plugin import Deps, Embedder, LLMClient, LLMError, NoConfig, Node, Store
-from labile_text.entities import is_filler
-from labile_text.keywords import keyphrases
-from labile_text.timeparse import resolve_time_expressions
 from labile.vectors import cosine
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
@@ -54,6 +51,9 @@ from labile_allmem.consolidate.segment import Segmentation, segment, sentence_sp
 from labile_allmem.lexical import change_cues, jaccard, negated, numbers, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
+from labile_text.entities import is_filler
+from labile_text.keywords import keyphrases
+from labile_text.timeparse import resolve_time_expressions
 
 if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from labile.plugin import Deps, NoConfig, Node
-from labile_text.entities import normalize_name
 from labile.text.tokenize import content_words
 from labile_realm.construct.facts import single_valued
 from labile_realm.construct.neighbourhood import Candidate
@@ -42,6 +41,7 @@ from labile_realm.schema import (
     SUPERSEDES,
     VERIFIES,
 )
+from labile_text.entities import normalize_name
 
 if TYPE_CHECKING:
     from labile_realm.construct.extractor import RealmConstructConfig

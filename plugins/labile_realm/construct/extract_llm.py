@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from labile.plugin import Deps, LLMClient, LLMOutputError, NoConfig, Observation
-from labile_text.sentences import split_sentences
 from labile_realm import prompts
 from labile_realm.construct.extract_offline import Extraction, date_phrase
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, KIND_BY_SHORT
+from labile_text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from labile_realm.construct.extractor import RealmConstructConfig

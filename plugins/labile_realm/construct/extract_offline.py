@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING
 import attrs
 
 from labile.plugin import Deps, NoConfig, Observation
-from labile_text.entities import Entity, is_filler, named_entities, normalize_name
-from labile_text.keywords import keyphrases
-from labile_text.sentences import split_sentences
-from labile_text.timeparse import TimeMention, resolve_time_expressions
 from labile_realm.construct.facts import spot_facts
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
+from labile_text.entities import Entity, is_filler, named_entities, normalize_name
+from labile_text.keywords import keyphrases
 from labile_text.names import is_vocative
+from labile_text.sentences import split_sentences
+from labile_text.timeparse import TimeMention, resolve_time_expressions
 
 if TYPE_CHECKING:
     from labile_realm.construct.extractor import RealmConstructConfig

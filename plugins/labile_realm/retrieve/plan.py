@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from labile.plugin import Deps, Hit, NoConfig, Query
+from labile.text.tokenize import content_words
+from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
 from labile_text.entities import named_entities
 from labile_text.keywords import keyphrases
 from labile_text.timeparse import resolve_time_expressions
-from labile.text.tokenize import content_words
-from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
 
 if TYPE_CHECKING:
     from labile_realm.retrieve.expand import ExpandConfig
