@@ -16,8 +16,8 @@ import pytest
 import structlog
 from hypothesis import HealthCheck, settings
 
-from labile.plugins import get_plugin_manager
-from labile.registry import Registries, collect
+from labile._plugins import get_plugin_manager
+from labile._registry import Registries, collect
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

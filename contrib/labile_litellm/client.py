@@ -45,8 +45,7 @@ from typing import Any
 import attrs
 import structlog
 
-from labile.plugin import MissingDependencyError
-from labile.usage import UsageMeter
+from labile.plugin import MissingDependencyError, UsageMeter
 from labile_litellm.config import LiteLLMConfig
 from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt

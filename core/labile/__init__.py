@@ -10,8 +10,15 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 from typing import Any
 
-from labile.config import PipelineConfig, resolve
-from labile.errors import (
+from labile._config import (
+    PipelineConfig,
+    merge_tables,
+    plugins_disabled,
+    preset_table,
+    read_toml,
+    resolve,
+)
+from labile._errors import (
     ConfigError,
     DuplicateComponentError,
     InputError,
@@ -24,9 +31,9 @@ from labile.errors import (
     StoreError,
     UnknownComponentError,
 )
-from labile.hookspecs import hookimpl
-from labile.memory import Memory
-from labile.model import (
+from labile._hookspecs import hookimpl
+from labile._memory import Memory, build_registries
+from labile._model import (
     AddReport,
     Edge,
     Feedback,
@@ -43,9 +50,9 @@ from labile.model import (
     Reach,
     RetrievalResult,
 )
-from labile.plugins import get_plugin_manager
-from labile.protocols import Deps
-from labile.registry import NoConfig, collect
+from labile._plugins import get_plugin_manager
+from labile._protocols import Deps
+from labile._registry import NoConfig, collect
 
 __all__ = [
     "AddReport", "ConfigError", "Deps", "DuplicateComponentError", "Edge", "Feedback", "Hit",
@@ -53,7 +60,8 @@ __all__ = [
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
-    "collect", "get_plugin_manager", "hookimpl", "resolve",
+    "build_registries", "collect", "get_plugin_manager", "hookimpl", "merge_tables",
+    "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
 

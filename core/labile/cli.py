@@ -3,7 +3,7 @@
 The kernel's own commands are the generic ones (``plugins``, ``components``,
 ``check``, ``add``, ``search``, ``consolidate``, ``stats``); the others
 (``demo``, ``bench …``, ``inspect …``) come from plugins through the
-``labile_register_commands`` hook (see `labile.commands`). Every command
+``labile_register_commands`` hook (see `labile._commands`). Every command
 works offline on the embedded default. Output goes to stdout; logs
 (structlog) and progress bars go to stderr.
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from labile.commands import (
+from labile._commands import (
     RegisterCommand,
     add_commands,
     add_memory_options,
@@ -25,7 +25,7 @@ from labile.commands import (
     echo,
     open_memory,
 )
-from labile.errors import LabileError
+from labile._errors import LabileError
 
 if TYPE_CHECKING:
     import pluggy
@@ -41,12 +41,12 @@ def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse
 
     Args:
         plugin_manager: Take the plugins' commands from this manager instead
-            of a fresh one (`labile.plugins.get_plugin_manager`).
+            of a fresh one (`labile._plugins.get_plugin_manager`).
 
     Raises:
         DuplicateComponentError: two plugins registered the same command path.
     """
-    from labile.plugins import get_plugin_manager
+    from labile._plugins import get_plugin_manager
 
     parser = argparse.ArgumentParser(
         prog="labile",
@@ -66,7 +66,7 @@ def main(
 
     ``plugin_manager`` is passed to `build_parser` (tests add plugins that way).
     """
-    from labile.logconfig import configure
+    from labile._logconfig import configure
 
     # Logging first: loading the plugins that fill the parser may already log.
     early = argparse.ArgumentParser(add_help=False)
@@ -145,7 +145,7 @@ def _opts_stats(p: argparse.ArgumentParser) -> None:
 def _cmd_plugins(args: argparse.Namespace) -> int:
     import attrs
 
-    from labile.plugins import get_plugin_manager, list_plugins, load_errors
+    from labile._plugins import get_plugin_manager, list_plugins, load_errors
 
     pm = get_plugin_manager()
     infos = list_plugins(pm)
@@ -165,9 +165,9 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_components(args: argparse.Namespace) -> int:
-    from labile.docgen import components_json, components_markdown, components_text
-    from labile.memory import build_registries
-    from labile.plugins import BUNDLED, get_plugin_manager
+    from labile._docgen import components_json, components_markdown, components_text
+    from labile._memory import build_registries
+    from labile._plugins import BUNDLED, get_plugin_manager
 
     pm = get_plugin_manager(only=BUNDLED) if args.bundled else None
     registries = build_registries(pm)
@@ -180,9 +180,9 @@ def _cmd_components(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from labile.config import plugins_disabled, read_toml, resolve
-    from labile.docgen import to_toml
-    from labile.memory import build_registries
+    from labile._config import plugins_disabled, read_toml, resolve
+    from labile._docgen import to_toml
+    from labile._memory import build_registries
 
     table = read_toml(args.file)
     registries = build_registries(disable=plugins_disabled(table))
@@ -193,8 +193,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
-    from labile.errors import InputError
-    from labile.model import Observation
+    from labile._errors import InputError
+    from labile._model import Observation
 
     observations = []
     with open(args.file, encoding="utf-8") as fh:

@@ -25,9 +25,18 @@ are the kernel's own business.
 
 from __future__ import annotations
 
-from labile.commands import CommandRun, Configure, RegisterCommand, echo
-from labile.convert import ComponentSpec, component_field
-from labile.errors import (
+from labile._answer import ANSWER_PROMPT_VERSION, answer_question, usage_delta, usage_meters
+from labile._commands import (
+    CommandRun,
+    Configure,
+    RegisterCommand,
+    add_memory_options,
+    echo,
+    open_memory,
+)
+from labile._config import structure_options
+from labile._convert import ComponentSpec, component_field
+from labile._errors import (
     ConfigError,
     InputError,
     LLMError,
@@ -36,9 +45,10 @@ from labile.errors import (
     SchemaError,
     StoreError,
 )
-from labile.hookspecs import hookimpl
-from labile.kinds import Declare, KindSpec, Placement
-from labile.model import (
+from labile._fusion import rrf
+from labile._hookspecs import hookimpl
+from labile._kinds import Declare, KindSpec, Placement
+from labile._model import (
     AddReport,
     Edge,
     Feedback,
@@ -59,7 +69,7 @@ from labile.model import (
     edge_id,
     utcnow,
 )
-from labile.protocols import (
+from labile._protocols import (
     Consolidator,
     CoreDeps,
     Deps,
@@ -75,59 +85,19 @@ from labile.protocols import (
     Store,
     StoreDeps,
 )
-from labile.registry import NoConfig, Register
+from labile._registry import NoConfig, Register
+from labile._usage import UsageMeter, estimate_tokens
+from labile._vectors import cosine
 
 __all__ = [
-    "AddReport",
-    "CommandRun",
-    "ComponentSpec",
-    "ConfigError",
-    "Configure",
-    "Consolidator",
-    "CoreDeps",
-    "Declare",
-    "Deps",
-    "Direction",
-    "Edge",
-    "Embedder",
-    "Expander",
-    "Extractor",
-    "Feedback",
-    "Filter",
-    "Hit",
-    "InputError",
-    "KindSpec",
-    "LLMClient",
-    "LLMError",
-    "LLMOutputError",
-    "Layer",
-    "MissingDependencyError",
-    "NoConfig",
-    "Node",
-    "NodeFilter",
-    "NodeKind",
-    "Observation",
-    "OperationReport",
-    "Origin",
-    "Placement",
-    "Predicate",
-    "Query",
-    "Reach",
-    "Reconsolidator",
-    "Register",
-    "RegisterCommand",
-    "RetrievalResult",
-    "SchemaError",
-    "Scored",
-    "Seeder",
-    "Store",
-    "StoreDeps",
-    "StoreError",
-    "Subgraph",
-    "Vector",
-    "component_field",
-    "echo",
-    "edge_id",
-    "hookimpl",
-    "utcnow",
+    "ANSWER_PROMPT_VERSION", "AddReport", "CommandRun", "ComponentSpec", "ConfigError",
+    "Configure", "Consolidator", "CoreDeps", "Declare", "Deps", "Direction", "Edge", "Embedder",
+    "Expander", "Extractor", "Feedback", "Filter", "Hit", "InputError", "KindSpec", "LLMClient",
+    "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig", "Node",
+    "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
+    "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",
+    "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps", "StoreError",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "answer_question",
+    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "hookimpl", "open_memory",
+    "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow",
 ]

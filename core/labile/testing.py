@@ -12,18 +12,18 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from labile._hashing import HashingConfig, HashingEmbedder
+from labile._llm import NoLLM
+from labile._memstore import MemoryStore
+from labile._model import Observation
+from labile._plugins import get_plugin_manager
+from labile._protocols import Deps, Embedder, LLMClient, Store
+from labile._registry import Registries, collect
+from labile._schema import CheckedStore, Schema
 from labile._store_contract import StoreContract
-from labile.hashing import HashingConfig, HashingEmbedder
-from labile.llm import NoLLM
-from labile.memstore import MemoryStore
-from labile.model import Observation
-from labile.plugins import get_plugin_manager
-from labile.protocols import Deps, Embedder, LLMClient, Store
-from labile.registry import Registries, collect
-from labile.schema import CheckedStore, Schema
-from labile.usage import UsageMeter
+from labile._usage import UsageMeter
 
-__all__ = ["StoreContract", "make_deps", "make_registries", "observations"]
+__all__ = ["MemoryStore", "StoreContract", "make_deps", "make_registries", "observations"]
 
 
 def make_registries(*plugins: object, entry_points: bool = True) -> Registries:

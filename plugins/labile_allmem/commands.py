@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from labile.commands import add_memory_options, echo, open_memory
+from labile.plugin import add_memory_options, echo, open_memory
 
 
 def inspect_options(p: argparse.ArgumentParser) -> None:

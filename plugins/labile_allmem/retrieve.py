@@ -26,9 +26,8 @@ from typing import Any, Literal
 import attrs
 from attrs.validators import ge, in_
 
-from labile import vectors
-from labile.fusion import rrf
-from labile.plugin import Deps, Edge, Hit, Node, Query, Reach
+from labile.plugin import Deps, Edge, Hit, Node, Query, Reach, rrf
+from labile.plugin import cosine as vector_cosine
 from labile_allmem.schema import (
     PREDICATE_BY_SHORT,
     UNIT,
@@ -58,7 +57,7 @@ def _stage_ms(state: dict[str, Any], stage: str, ms: float) -> None:
 
 def cosine(query: Query, node: Node) -> float:
     """Cosine of the query vector and the node's embedding (0 without one)."""
-    return vectors.cosine(query.vector, node.embedding)
+    return vector_cosine(query.vector, node.embedding)
 
 
 @attrs.frozen(kw_only=True)

@@ -7,8 +7,7 @@ from typing import Any
 import attrs
 from attrs.validators import ge
 
-from labile.fusion import rrf
-from labile.plugin import Deps, Hit, Query, Reach, Scored
+from labile.plugin import Deps, Hit, Query, Reach, Scored, rrf
 
 
 @attrs.frozen(kw_only=True)
@@ -80,7 +79,7 @@ class BM25Seeder:
 def rrf_fuse(
     lists: list[tuple[list[Scored], float]], *, rrf_k: int
 ) -> list[tuple[Any, float, dict[str, float]]]:
-    """Reciprocal-rank fusion (`labile.fusion.rrf`) of scored node lists.
+    """Reciprocal-rank fusion (`labile._fusion.rrf`) of scored node lists.
 
     Returns ``(node, fused score, {list index: rank})`` best first, ties by id.
     """

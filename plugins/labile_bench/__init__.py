@@ -21,8 +21,7 @@ when they run.
 
 from __future__ import annotations
 
-from labile.commands import RegisterCommand
-from labile.hookspecs import hookimpl
+from labile.plugin import RegisterCommand, hookimpl
 
 
 @hookimpl

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from labile.commands import echo
-from labile.errors import LabileError
+from labile import LabileError
+from labile.plugin import echo
 
 
 def write_summary(summary: dict[str, Any], json_out: str | None) -> None:
@@ -134,7 +134,7 @@ def transfer_options(p: argparse.ArgumentParser) -> None:
 
 def run_transfer_command(args: argparse.Namespace) -> int:
     """Bound what feedback on earlier questions could carry to later ones."""
-    from labile.memory import Memory
+    from labile import Memory
     from labile_bench.transfer import analyse_transfer, format_transfer
 
     path = Path(args.log)

@@ -16,8 +16,8 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from labile.memory import Memory
-from labile.model import Observation
+from labile import Memory
+from labile.plugin import Observation
 
 NAMESPACE = "demo"
 

@@ -15,7 +15,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from labile.protocols import LLMClient
+    from labile.plugin import LLMClient
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",

@@ -32,8 +32,8 @@ from typing import Any, Final
 import attrs
 import structlog
 
-from labile.memory import Memory
-from labile.model import Observation
+from labile import Memory
+from labile.plugin import Observation
 from labile_bench.locomo import Conversation, EvidenceCleaning, load_locomo
 from labile_bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
@@ -67,8 +67,7 @@ def observations_of(conv: Conversation) -> list[list[Observation]]:
 
 def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> None:
     """Point a path-based store at ``store_dir/<preset>`` (a temp dir by default)."""
-    from labile.config import merge_tables, preset_table
-    from labile.memory import build_registries
+    from labile import build_registries, merge_tables, preset_table
 
     registries = build_registries()
     merged = merge_tables(preset_table(registries, preset), table)

@@ -35,9 +35,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import structlog
 
-from labile.answer import usage_delta
-from labile.model import Observation
-from labile.usage import UsageMeter
+from labile.plugin import Observation, UsageMeter, usage_delta
 from labile_bench.longmemeval import LMEItem, load_longmemeval
 from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile_bench.qa import QAEvaluator, build_named_llm, summarize
@@ -45,8 +43,8 @@ from labile_bench.qa import QAEvaluator, build_named_llm, summarize
 if TYPE_CHECKING:
     import pluggy
 
-    from labile.memory import Memory
-    from labile.protocols import LLMClient
+    from labile import Memory
+    from labile.plugin import LLMClient
 
 log = structlog.get_logger(__name__)
 
@@ -101,8 +99,7 @@ def open_bench_memory(
     A path-based store (``lancedb``) is pointed at ``store_dir`` unless the
     config itself names a ``[store] path``.
     """
-    from labile.config import plugins_disabled, read_toml, resolve
-    from labile.memory import Memory, build_registries
+    from labile import Memory, build_registries, plugins_disabled, read_toml, resolve
 
     table = read_toml(config) if isinstance(config, str | Path) else dict(config or {})
     if preset is not None:

@@ -1,6 +1,6 @@
 """QA evaluation: answer benchmark questions from a memory, judge them, aggregate.
 
-For each question `QAEvaluator.evaluate` runs `labile.answer.answer_question`
+For each question `QAEvaluator.evaluate` runs `labile._answer.answer_question`
 with the *answer* model, scores the prediction against the reference with the
 local metrics of `labile_bench.metrics` (token F1, BLEU-1, ROUGE-L) and, when a
 *judge* model is given, with the LLM judge (`labile_bench.judge`). Tokens,
@@ -31,17 +31,22 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from labile.answer import ANSWER_PROMPT_VERSION, answer_question, usage_delta, usage_meters
-from labile.config import structure_options
-from labile.errors import LLMError
-from labile.model import RetrievalResult
-from labile.usage import UsageMeter
+from labile.plugin import (
+    ANSWER_PROMPT_VERSION,
+    LLMError,
+    RetrievalResult,
+    UsageMeter,
+    answer_question,
+    structure_options,
+    usage_delta,
+    usage_meters,
+)
 from labile_bench.judge import JUDGE_PROMPT_VERSION, judge, judge_prompt_sha256
 from labile_bench.metrics import bleu1, percentile, rouge_l, token_f1
 
 if TYPE_CHECKING:
-    from labile.memory import Memory
-    from labile.protocols import LLMClient
+    from labile import Memory
+    from labile.plugin import LLMClient
 
 log = structlog.get_logger(__name__)
 

@@ -41,7 +41,7 @@ def _run_scale(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from labile.commands import echo
+    from labile.plugin import echo
     from labile_lancedb.bench_scale import run_scale_bench
 
     summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries)

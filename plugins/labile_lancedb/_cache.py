@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.model import Edge, Node, NodeFilter, Observation
+from labile.plugin import Edge, Node, NodeFilter, Observation
 from labile_lancedb._rows import to_us
 
 if TYPE_CHECKING:

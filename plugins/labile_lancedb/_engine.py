@@ -32,7 +32,7 @@ from typing import Any
 
 import structlog
 
-from labile.errors import StoreError
+from labile.plugin import StoreError
 from labile_lancedb import _maintenance, _rows
 from labile_lancedb._freshness import CommitWatcher
 from labile_lancedb._lock import LOCK_FILE, FileLock

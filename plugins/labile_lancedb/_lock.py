@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from labile.errors import StoreError
+from labile.plugin import StoreError
 
 __all__ = ["LOCK_FILE", "FileLock"]
 

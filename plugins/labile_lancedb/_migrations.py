@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from labile.errors import StoreError
+from labile.plugin import StoreError
 from labile_lancedb._rows import SCHEMA_VERSION
 
 __all__ = ["MIGRATIONS", "migrate"]

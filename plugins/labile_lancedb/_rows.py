@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.errors import StoreError
-from labile.model import Edge, Node, Observation, Origin
+from labile.plugin import Edge, Node, Observation, Origin, StoreError
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -24,8 +24,7 @@ from typing import Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.model import NodeFilter
-from labile.protocols import Scored
+from labile.plugin import NodeFilter, Scored
 from labile_lancedb import _sql
 from labile_lancedb._cache import NodeTable, copy_node, top_k
 from labile_lancedb._tables import LanceTables

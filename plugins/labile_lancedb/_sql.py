@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from labile.model import NodeFilter
+from labile.plugin import NodeFilter
 from labile_lancedb._rows import to_us
 
 

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from labile.errors import StoreError
-from labile.model import utcnow
+from labile.plugin import StoreError, utcnow
 from labile_lancedb import _rows
 from labile_lancedb._migrations import migrate
 from labile_lancedb.config import LanceStoreConfig

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import structlog
 
-from labile.model import Edge, Node, Observation
+from labile.plugin import Edge, Node, Observation
 from labile_lancedb import _rows
 from labile_lancedb._lock import FileLock
 from labile_lancedb._tables import LanceTables

@@ -25,7 +25,7 @@ import numpy as np
 import structlog
 from numpy.typing import NDArray
 
-from labile.model import Edge, Node, Observation, edge_id, utcnow
+from labile.plugin import Edge, Node, Observation, edge_id, utcnow
 
 log = structlog.get_logger(__name__)
 

@@ -1,4 +1,4 @@
-"""`LanceStore`: the embedded, durable `labile.protocols.Store` on LanceDB (``lancedb``).
+"""`LanceStore`: the embedded, durable `labile._protocols.Store` on LanceDB (``lancedb``).
 
 One LanceDB directory per memory, with the tables ``observations`` (the
 verbatim append-only log), ``nodes``, ``edges`` and ``meta``. Every row carries
@@ -42,9 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.errors import StoreError
-from labile.model import Edge, Node, NodeFilter, Observation
-from labile.protocols import Direction, Scored
+from labile.plugin import Direction, Edge, Node, NodeFilter, Observation, Scored, StoreError
 from labile_lancedb import _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
@@ -61,8 +59,8 @@ class LanceStore:
 
     Built as ``LanceStore(config, deps)``; ``deps.embedder`` names the vectors
     it holds (its ``name`` and ``dim`` are persisted, and reopening with
-    another embedder fails). Semantics are those of the `labile.protocols.Store`
-    contract and the reference `labile.memstore.MemoryStore`, with these
+    another embedder fails). Semantics are those of the `labile._protocols.Store`
+    contract and the reference `labile._memstore.MemoryStore`, with these
     documented differences:
 
     * The transaction is store-wide: a `batch` opened inside another (even on

@@ -15,14 +15,13 @@ way:
 
 As a plugin it registers the ``scripted`` client (`ScriptedLLM`), which
 replays canned replies for tests and demos. The kernel keeps only the
-contract (`labile.protocols.LLMClient`), the ``none`` client and the usage
+contract (`labile._protocols.LLMClient`), the ``none`` client and the usage
 meter; ``labile_litellm`` is the hosted/local client built on this package.
 """
 
 from __future__ import annotations
 
-from labile.hookspecs import hookimpl
-from labile.registry import Register
+from labile.plugin import Register, hookimpl
 from labile_llm.json_completion import JSONCompletion, extract_json
 from labile_llm.scripted import ScriptedLLM, ScriptedLLMConfig
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import structlog
 
-from labile.errors import LLMOutputError
+from labile.plugin import LLMOutputError
 from labile_llm.jsoncheck import validate
 
 log = structlog.get_logger(__name__)

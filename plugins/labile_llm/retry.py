@@ -14,7 +14,7 @@ Contract:
 * Authentication, permission, bad-request, not-found and context-window
   errors can never succeed by repeating the request: they are raised at once.
 * What reaches the caller is always a `LLMCallError` subclass (a
-  `labile.errors.LLMError`) naming the error kind and the attempts made; its
+  `labile._errors.LLMError`) naming the error kind and the attempts made; its
   message is passed through `redact` so API keys never travel in it. A
   caller's own exceptions (programming errors, `LLMError` from elsewhere) are
   re-raised unchanged.
@@ -36,7 +36,7 @@ from typing import Any, Final, TypeVar
 import attrs
 import structlog
 
-from labile.errors import LLMError
+from labile.plugin import LLMError
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")

@@ -30,8 +30,7 @@ from typing import Any, Literal
 
 import attrs
 
-from labile.errors import LLMError
-from labile.usage import UsageMeter
+from labile.plugin import LLMError, UsageMeter
 from labile_llm.json_completion import JSONCompletion
 from labile_llm.retry import (
     LLMAuthError,

@@ -4,12 +4,12 @@
 (tiktoken ``cl100k_base``), loaded from the encoding file that litellm
 bundles: found without importing litellm and checked by SHA-256, so it never
 touches the network. Where litellm or tiktoken is missing it falls back to
-the kernel's offline estimate (`labile.usage.estimate_tokens`).
+the kernel's offline estimate (`labile._usage.estimate_tokens`).
 
 The litellm client counts a call's tokens with it when the provider reports
 none, and the ``scripted`` client always does (unless told to estimate), so
 usage figures of tests and of real runs are comparable. Both clients expose
-it as their ``count_tokens`` method, which `labile.answer` uses to fit the
+it as their ``count_tokens`` method, which `labile._answer` uses to fit the
 evidence context into its token budget.
 """
 
@@ -25,8 +25,7 @@ from typing import Any, Final, Literal
 
 import structlog
 
-from labile.errors import MissingDependencyError
-from labile.usage import estimate_tokens
+from labile.plugin import MissingDependencyError, estimate_tokens
 
 __all__ = [
     "TokenCounter",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from labile.model import Observation
+from labile.plugin import Observation
 
 
 def format_date(ts: datetime) -> str:

@@ -10,9 +10,9 @@ import attrs
 import pytest
 from allmem_helpers import open_memory, session
 
-from labile.errors import LLMError
-from labile.memstore import MemoryStore
-from labile.model import Node, NodeFilter
+from labile._errors import LLMError
+from labile._memstore import MemoryStore
+from labile._model import Node, NodeFilter
 from labile_allmem.consolidate.atc import ATC, run_records
 from labile_allmem.consolidate.gate import gate, normalize
 from labile_allmem.consolidate.records import (

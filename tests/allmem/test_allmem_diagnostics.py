@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from allmem_helpers import open_memory, session
 
-from labile.memstore import MemoryStore
-from labile.model import Edge, Node, edge_id
+from labile._memstore import MemoryStore
+from labile._model import Edge, Node, edge_id
 from labile_allmem.diagnostics import inspect_namespace, percentile
 from labile_allmem.schema import LINEAGE, SEMANTIC, UNIT, VERSION
 

@@ -26,9 +26,9 @@ from allmem_helpers import T0
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labile.config import resolve
-from labile.memory import Memory, build_registries
-from labile.model import NodeFilter, Observation
+from labile._config import resolve
+from labile._memory import Memory, build_registries
+from labile._model import NodeFilter, Observation
 from labile_allmem.consolidate.atc import ATC
 from labile_allmem.consolidate.records import DescriptorPlan, PlanError, Proposal, SplitPlan
 from labile_allmem.diagnostics import hop_distances

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from allmem_helpers import open_memory
 
-from labile.model import Observation
+from labile._model import Observation
 from labile_allmem.diagnostics import inspect_namespace
 from labile_bench.locomo import default_locomo_path, load_locomo
 from labile_bench.metrics import recall_at_k, turns_from_ranked_sources

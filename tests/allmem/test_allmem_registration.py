@@ -8,9 +8,9 @@ from allmem_helpers import open_memory
 
 import labile_allmem
 import labile_llm
-from labile.config import CONVERTER, resolve
-from labile.errors import ConfigError
-from labile.memory import Memory, build_registries
+from labile._config import CONVERTER, resolve
+from labile._errors import ConfigError
+from labile._memory import Memory, build_registries
 from labile.testing import make_registries
 from labile_allmem.presets import PRESETS, preset_table
 

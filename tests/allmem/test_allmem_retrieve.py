@@ -9,8 +9,8 @@ import pytest
 from allmem_helpers import open_memory, session
 
 import labile_allmem
-from labile.memstore import MemoryStore
-from labile.model import Edge, Hit, Node, Query, Reach, edge_id
+from labile._memstore import MemoryStore
+from labile._model import Edge, Hit, Node, Query, Reach, edge_id
 from labile.testing import make_deps, make_registries
 from labile_allmem.retrieve import (
     AnchorConfig,

@@ -7,8 +7,8 @@ import json
 import pytest
 from allmem_helpers import open_memory, session
 
-from labile.errors import LLMError
-from labile.model import NodeFilter
+from labile._errors import LLMError
+from labile._model import NodeFilter
 from labile.text.tokenize import words
 from labile_allmem.describe import Evidence, OfflineDescriber, OfflineDescriptorConfig
 from labile_allmem.schema import SEMANTIC, TEMPORAL, UNIT, is_active, unit_id

@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from labile.memstore import MemoryStore
-from labile.protocols import Store
+from labile._memstore import MemoryStore
+from labile._protocols import Store
 from labile.testing import StoreContract
 
 
@@ -74,7 +74,7 @@ def test_a_failing_check_shows_the_compared_values(tmp_path: Path) -> None:
     """The suite's asserts are rewritten by pytest, as a third party's own tests are."""
     (tmp_path / "test_broken.py").write_text(
         "import pytest\n"
-        "from labile.memstore import MemoryStore\n"
+        "from labile._memstore import MemoryStore\n"
         "from labile.testing import StoreContract\n\n\n"
         "class Forgetful(MemoryStore):\n"
         "    def count_nodes(self, namespace, where=None):\n"
@@ -91,7 +91,7 @@ def test_a_failing_check_shows_the_compared_values(tmp_path: Path) -> None:
 
 
 def test_importing_labile_imports_neither_pytest_nor_the_suite() -> None:
-    code = ("import sys, labile, labile.memory\n"
+    code = ("import sys, labile, labile._memory\n"
             "print(sorted(m for m in ('pytest', 'labile._store_contract') if m in sys.modules))")
     out = _python("-c", code)
     assert out.returncode == 0, out.stderr

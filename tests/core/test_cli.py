@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from labile._commands import Commands, RegisterCommand, collect_commands, echo
+from labile._errors import DuplicateComponentError, PluginLoadError
+from labile._hookspecs import hookimpl
+from labile._plugins import get_plugin_manager
 from labile.cli import build_parser, main, register_kernel_commands
-from labile.commands import Commands, RegisterCommand, collect_commands, echo
-from labile.errors import DuplicateComponentError, PluginLoadError
-from labile.hookspecs import hookimpl
-from labile.plugins import get_plugin_manager
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -28,7 +28,7 @@ def test_plugins_lists_bundles(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "plugins", "--json")
     data = json.loads(out)
     names = {p["name"] for p in data["plugins"]}
-    assert {"labile.essentials", "baseline", "offline", "lancedb"} <= names
+    assert {"labile._essentials", "baseline", "offline", "lancedb"} <= names
     assert code == (1 if data["errors"] else 0)
 
 

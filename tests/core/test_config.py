@@ -10,9 +10,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from labile.config import CONVERTER, merge_tables, resolve, structure_options
-from labile.errors import ConfigError
-from labile.registry import Component, Registries
+from labile._config import CONVERTER, merge_tables, resolve, structure_options
+from labile._errors import ConfigError
+from labile._registry import Component, Registries
 from labile.testing import make_registries
 
 _REGISTRIES = make_registries()

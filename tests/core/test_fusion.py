@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labile.fusion import rrf
+from labile._fusion import rrf
 
 
 def test_rrf_sums_weighted_reciprocal_ranks() -> None:

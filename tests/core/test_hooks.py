@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from labile import Memory, hookimpl
-from labile.errors import SchemaError
-from labile.hashing import HashingEmbedder
-from labile.memstore import MemoryStore
-from labile.model import (
+from labile._errors import SchemaError
+from labile._hashing import HashingEmbedder
+from labile._memstore import MemoryStore
+from labile._model import (
     AddReport,
     Edge,
     Feedback,
@@ -28,7 +28,7 @@ from labile.model import (
     RetrievalResult,
     edge_id,
 )
-from labile.plugins import get_plugin_manager
+from labile._plugins import get_plugin_manager
 from labile.testing import observations
 from labile_llm import ScriptedLLM
 

@@ -11,12 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labile import Memory
-from labile.config import PipelineConfig, resolve
-from labile.docgen import components_markdown, components_text
-from labile.errors import ConfigError, DuplicateComponentError, PluginLoadError
-from labile.kinds import KindSpec
-from labile.memory import build_registries
-from labile.needs import check_needs
+from labile._config import PipelineConfig, resolve
+from labile._docgen import components_markdown, components_text
+from labile._errors import ConfigError, DuplicateComponentError, PluginLoadError
+from labile._kinds import KindSpec
+from labile._memory import build_registries
+from labile._needs import check_needs
+from labile._plugins import get_plugin_manager
+from labile._registry import Component, Registry, collect
+from labile._schema import CheckedStore
 from labile.plugin import (
     ComponentSpec,
     CoreDeps,
@@ -28,9 +31,6 @@ from labile.plugin import (
     component_field,
     hookimpl,
 )
-from labile.plugins import get_plugin_manager
-from labile.registry import Component, Registry, collect
-from labile.schema import CheckedStore
 from labile.testing import observations
 from labile_llm import ScriptedLLM
 
@@ -351,7 +351,7 @@ def test_factories_get_the_deps_they_can_have() -> None:
         @hookimpl
         def labile_register_stores(self, register: Any) -> None:
             def store(config: Any, deps: Any) -> Any:
-                from labile.memstore import MemoryStore
+                from labile._memstore import MemoryStore
 
                 seen["store"] = deps
                 return MemoryStore()
@@ -361,7 +361,7 @@ def test_factories_get_the_deps_they_can_have() -> None:
         @hookimpl
         def labile_register_embedders(self, register: Any) -> None:
             def embedder(config: Any, deps: Any) -> Any:
-                from labile.hashing import HashingEmbedder
+                from labile._hashing import HashingEmbedder
 
                 seen["embedder"] = deps
                 return HashingEmbedder()

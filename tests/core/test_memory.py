@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labile import Memory, Observation, hookimpl
-from labile.errors import InputError, StoreError
-from labile.model import AddReport
-from labile.plugins import get_plugin_manager
+from labile._errors import InputError, StoreError
+from labile._model import AddReport
+from labile._plugins import get_plugin_manager
 from labile.testing import observations
 
 TABLE: dict[str, Any] = {
@@ -43,7 +43,7 @@ def test_search_is_one_logical_read_of_the_store() -> None:
     """Every store read of a search happens inside one ``store.reading`` block."""
     from contextlib import contextmanager
 
-    from labile.memstore import MemoryStore
+    from labile._memstore import MemoryStore
 
     class Tracking(MemoryStore):
         depth = 0

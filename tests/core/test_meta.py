@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from labile import hookspecs
-from labile.docgen import components_markdown, hooks_markdown
-from labile.memory import build_registries
-from labile.plugins import BUNDLED, get_plugin_manager
+from labile import _hookspecs as hookspecs
+from labile._docgen import components_markdown, hooks_markdown
+from labile._memory import build_registries
+from labile._plugins import BUNDLED, get_plugin_manager
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS = [n for n, _ in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("labile_")]
@@ -25,7 +25,7 @@ def test_hook_reference_is_generated_and_current() -> None:
     """docs/plugins/hooks.md is exactly what the hook specs' docstrings say."""
     text = (ROOT / "docs/plugins/hooks.md").read_text()
     assert text.strip() == hooks_markdown().strip(), (
-        "regenerate: python -m labile.docgen hooks > docs/plugins/hooks.md"
+        "regenerate: python -m labile._docgen hooks > docs/plugins/hooks.md"
     )
     for name in HOOKS:
         assert f"## `{name}(" in text
@@ -120,7 +120,7 @@ def test_the_import_scan_sees_every_form() -> None:
     """The scan above catches top-level, nested, TYPE_CHECKING and dynamic imports."""
     source = (
         "import os, labile_realm\n"
-        "from labile.model import Node\n"
+        "from labile._model import Node\n"
         "from labile_bench.locomo import load_locomo as load\n"
         "if TYPE_CHECKING:\n    import labile_lancedb.store\n"
         "def f():\n    from labile_allmem import diagnostics\n"
@@ -135,7 +135,7 @@ def test_the_import_scan_sees_every_form() -> None:
 
 
 def test_importing_labile_does_not_import_heavy_dependencies() -> None:
-    code = ("import sys, labile, labile.memory, labile.cli\n"
+    code = ("import sys, labile, labile._memory, labile.cli\n"
             "heavy = [m for m in ('litellm', 'lancedb', 'onnxruntime') if m in sys.modules]\n"
             "assert not heavy, heavy")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -152,3 +152,60 @@ def test_sample_third_party_plugin_is_found_by_name() -> None:
     registries = build_registries()
     component = registries["filter"].get("echo.min_score")
     assert component.plugin == "echo"
+
+
+#: The kernel modules plugins may import: the application API, the plugin-author
+#: surface, the test helpers, the lexical primitives and the command line.
+PUBLIC_KERNEL_MODULES = ("labile", "labile.plugin", "labile.testing", "labile.text", "labile.cli")
+
+
+def private_kernel_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of a private kernel module (``labile._…``)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+            if node.module == "labile":
+                modules += [f"labile.{a.name}" for a in node.names if a.name.startswith("_")]
+        found += [(node.lineno, m) for m in modules if m.startswith("labile._")]
+    return sorted(found)
+
+
+def test_plugins_use_only_the_public_kernel_surface() -> None:
+    """Bundles, contrib plugins and the sample plugin import no ``labile._…`` module.
+
+    Everything a plugin needs is exported by `labile.plugin` (or `labile`,
+    `labile.testing`, `labile.text`), so the kernel's internals can change
+    without breaking a plugin.
+    """
+    roots = [ROOT / "plugins", ROOT / "contrib", ROOT / "docs" / "examples"]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for root in roots
+        for path in sorted(root.rglob("*.py"))
+        if ".venv" not in path.parts
+        for line, module in private_kernel_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, "plugins import kernel internals:\n" + "\n".join(offenders)
+
+
+def test_kernel_modules_are_private_but_the_public_ones() -> None:
+    """Every kernel module outside the public surface has a leading underscore."""
+    public = {m.split(".")[1] for m in PUBLIC_KERNEL_MODULES if "." in m}
+    named = [p for p in (ROOT / "core" / "labile").iterdir()
+             if p.name != "__init__.py" and not p.name.startswith(("_", "."))
+             and (p.suffix == ".py" or p.is_dir())]
+    loose = sorted(p.name for p in named if p.name.removesuffix(".py") not in public | {"py.typed"}
+                   and p.name not in ("py.typed", "data"))
+    assert not loose, f"kernel modules that should be private (labile._…): {loose}"
+
+
+def test_the_private_import_scan_sees_every_form() -> None:
+    """The scan catches ``from labile._x``, ``import labile._x`` and ``from labile import _x``."""
+    source = ("from labile._model import Node\nimport labile._memory\n"
+              "from labile import _vectors, Memory\nfrom labile.plugin import Hit\n")
+    assert private_kernel_imports(source) == [
+        (1, "labile._model"), (2, "labile._memory"), (3, "labile._vectors")]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from labile.model import Edge, Node, NodeFilter, Observation, Predicate, edge_id
+from labile._model import Edge, Node, NodeFilter, Observation, Predicate, edge_id
 
 
 def test_naive_timestamps_are_rejected_with_a_hint() -> None:

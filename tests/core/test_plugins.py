@@ -11,10 +11,10 @@ from pathlib import Path
 import pluggy
 import pytest
 
+from labile import _plugins as plugins_mod
 from labile import hookimpl
-from labile import plugins as plugins_mod
-from labile.plugins import BUNDLED, ESSENTIALS, get_plugin_manager, list_plugins, load_errors
-from labile.registry import collect
+from labile._plugins import BUNDLED, ESSENTIALS, get_plugin_manager, list_plugins, load_errors
+from labile._registry import collect
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labile import hookimpl
-from labile.errors import DuplicateComponentError, UnknownComponentError
-from labile.kinds import KERNEL_KINDS
-from labile.registry import Component, Registry, collect
+from labile._errors import DuplicateComponentError, UnknownComponentError
+from labile._kinds import KERNEL_KINDS
+from labile._registry import Component, Registry, collect
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz._", min_size=1, max_size=20)
 
@@ -56,7 +56,7 @@ def test_collect_attributes_each_component_to_its_plugin(pm: pluggy.PluginManage
     pm.register(P(), name="p")
     reg = collect(pm)
     assert reg["filter"].get("test.keep_all").plugin == "p"
-    assert reg["store"].get("memory").plugin == "labile.essentials"
+    assert reg["store"].get("memory").plugin == "labile._essentials"
 
 
 def test_config_must_be_attrs(pm: pluggy.PluginManager) -> None:

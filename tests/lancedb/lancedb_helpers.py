@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.model import Edge, Node, Observation, edge_id
+from labile._model import Edge, Node, Observation, edge_id
 from labile_lancedb.config import LanceStoreConfig
 from labile_lancedb.store import LanceStore
 

@@ -46,7 +46,7 @@ structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.
                     logger_factory=structlog.PrintLoggerFactory(sys.stderr))
 from datetime import UTC, datetime
 from types import SimpleNamespace as N
-from labile.model import Edge, Node, Observation, edge_id
+from labile._model import Edge, Node, Observation, edge_id
 from labile_lancedb.config import LanceStoreConfig
 from labile_lancedb.store import LanceStore
 

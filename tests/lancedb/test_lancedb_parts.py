@@ -20,7 +20,7 @@ from typing import Any, cast
 import pytest
 from lancedb_helpers import child_env
 
-from labile.errors import StoreError
+from labile._errors import StoreError
 from labile_lancedb._freshness import CommitWatcher
 from labile_lancedb._lock import FileLock
 

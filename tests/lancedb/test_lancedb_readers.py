@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from lancedb_helpers import DIM, child_env, edge, node, obs, open_store, rvec
 
-from labile.errors import StoreError
+from labile._errors import StoreError
 from labile_lancedb.store import LanceStore
 
 

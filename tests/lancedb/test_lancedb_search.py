@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from lancedb_helpers import T0, node, open_store, rvec
 
-from labile.model import NodeFilter
-from labile.protocols import Scored
+from labile._model import NodeFilter
+from labile._protocols import Scored
 from labile_lancedb import _search
 from labile_lancedb.store import LanceStore
 

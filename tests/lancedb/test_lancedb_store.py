@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lancedb_helpers import DIM, T0, deps, edge, node, obs, open_store, run_py, rvec
 
-from labile.errors import StoreError
-from labile.model import edge_id
+from labile._errors import StoreError
+from labile._model import edge_id
 from labile_lancedb import _migrations
 from labile_lancedb.config import LanceStoreConfig
 from labile_lancedb.store import LanceStore, migrate
@@ -322,7 +322,7 @@ def test_close_inside_a_batch_is_refused(store: LanceStore) -> None:
 
 def test_memory_pipeline_on_the_lancedb_store(tmp_path: Path) -> None:
     """The kernel's `Memory` over this store: add, idempotent re-add, search, reopen."""
-    from labile.memory import Memory
+    from labile._memory import Memory
     from labile.testing import make_registries, observations
 
     if "hybrid" not in make_registries()["preset"]:

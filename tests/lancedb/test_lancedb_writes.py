@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from lancedb_helpers import DIM, edge, node, obs, open_store
 
-from labile.model import Edge, edge_id
+from labile._model import Edge, edge_id
 from labile_lancedb.store import LanceStore
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pluggy
 import pytest
 
-from labile.plugins import get_plugin_manager
+from labile._plugins import get_plugin_manager
 
 #: A pipeline that needs no model: one node per turn, BM25 seeding, in memory.
 BM25_CONFIG: dict[str, Any] = {

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from labile.errors import LLMOutputError
-from labile.memory import Memory
+from labile._errors import LLMOutputError
+from labile._memory import Memory
+from labile._usage import UsageMeter
 from labile.testing import observations
-from labile.usage import UsageMeter
 from labile_bench.judge import (
     JUDGE_PROMPT_VERSION,
     JUDGE_SCHEMA,
@@ -205,7 +205,7 @@ def test_named_models_are_built_lazily(make_pm: Callable[..., Any],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from labile.errors import MissingDependencyError
+    from labile._errors import MissingDependencyError
 
     hook = make_qa_hook(answer_model="gpt-4o-mini", judge_model="gpt-4o-mini")("hybrid")
     monkeypatch.setitem(sys.modules, "litellm", None)

@@ -18,12 +18,12 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from labile.config import structure_options
-from labile.errors import LLMOutputError, MissingDependencyError
-from labile.memory import Memory
-from labile.protocols import LLMClient
-from labile.registry import collect
-from labile.usage import UsageMeter
+from labile._config import structure_options
+from labile._errors import LLMOutputError, MissingDependencyError
+from labile._memory import Memory
+from labile._protocols import LLMClient
+from labile._registry import collect
+from labile._usage import UsageMeter
 from labile_litellm.client import LiteLLMClient
 from labile_litellm.config import LiteLLMConfig
 from labile_llm.retry import LLMAuthError, LLMRateLimitError, LLMRequestError, LLMTimeoutError
@@ -69,7 +69,7 @@ def test_config_is_strict_and_secret_free(make_pm: Callable[..., Any]) -> None:
                                         "requests_per_minute": 30,
                                         "structured_output": "json_object"}, "$.llm")
     assert cfg.requests_per_minute == 30
-    from labile.errors import ConfigError
+    from labile._errors import ConfigError
 
     with pytest.raises(ConfigError, match="api_key"):
         structure_options(component, {"api_key": SECRET}, "$.llm")
@@ -83,10 +83,10 @@ def test_config_is_strict_and_secret_free(make_pm: Callable[..., Any]) -> None:
 
 def test_importing_labile_does_not_import_litellm() -> None:
     code = (
-        "import sys, labile, labile.answer, labile_bench.qa, labile_bench.judge, "
+        "import sys, labile, labile._answer, labile_bench.qa, labile_bench.judge, "
         "labile_bench.longmemeval_run, labile_llm.retry, labile_llm.cache, labile_litellm\n"
-        "from labile.plugins import get_plugin_manager\n"
-        "from labile.registry import collect\n"
+        "from labile._plugins import get_plugin_manager\n"
+        "from labile._registry import collect\n"
         "r = collect(get_plugin_manager(entry_points=False, extra=[labile_litellm]))\n"
         "assert 'litellm' in r['llm']\n"
         "from labile_llm.tokens import count_tokens_like_litellm\n"

@@ -12,11 +12,11 @@ from typing import Any
 import attrs
 import pytest
 
-from labile.errors import MissingDependencyError
-from labile.hookspecs import hookimpl
-from labile.memory import Memory
-from labile.memstore import MemoryStore
-from labile.usage import UsageMeter
+from labile._errors import MissingDependencyError
+from labile._hookspecs import hookimpl
+from labile._memory import Memory
+from labile._memstore import MemoryStore
+from labile._usage import UsageMeter
 from labile_bench.longmemeval import load_longmemeval, session_ndcg_at_k, session_recall_at_k
 from labile_bench.longmemeval_run import ingest_item, namespace_for, run_longmemeval
 from labile_llm import ScriptedLLM

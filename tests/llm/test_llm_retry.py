@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from labile.errors import LLMError, LLMOutputError
+from labile._errors import LLMError, LLMOutputError
 from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.retry import (
     ErrorKind,

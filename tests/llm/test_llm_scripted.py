@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from labile.errors import LLMError, LLMOutputError
-from labile.protocols import LLMClient
-from labile.registry import collect
-from labile.usage import UsageMeter, estimate_tokens
+from labile._errors import LLMError, LLMOutputError
+from labile._protocols import LLMClient
+from labile._registry import collect
+from labile._usage import UsageMeter, estimate_tokens
 from labile_llm import ScriptedLLM, ScriptedLLMConfig
 from labile_llm.retry import (
     ErrorKind,
@@ -127,7 +127,7 @@ def test_tokenizer_falls_back_to_estimate(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(tokens, "_bundled_cl100k", lambda: None)
     assert tokens.litellm_tokenizer() is None
     assert tokens.count_tokens_like_litellm("x" * 40) == 10
-    from labile.errors import MissingDependencyError
+    from labile._errors import MissingDependencyError
 
     with pytest.raises(MissingDependencyError):
         tokens.token_counter("tiktoken")

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from labile.memory import Memory
-from labile.model import Observation
+from labile._memory import Memory
+from labile._model import Observation
 from labile_llm import ScriptedLLM
 
 T0 = datetime(2024, 3, 4, 10, 0, tzinfo=UTC)  # a Monday

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from realm_helpers import EDGE, EXTRACT, NODE, open_memory, reply, session
 
-from labile.errors import ConfigError
-from labile.model import NodeFilter
+from labile._errors import ConfigError
+from labile._model import NodeFilter
 from labile_llm import ScriptedLLM
 from labile_realm.schema import ENTITY, EVENT, FACT
 
@@ -222,7 +222,7 @@ def test_llm_mode_needs_an_llm() -> None:
 
 
 def test_llm_call_failure_is_counted() -> None:
-    from labile.errors import LLMError
+    from labile._errors import LLMError
 
     llm = ScriptedLLM(rules=[(EXTRACT, LLMError("rate limited"))])
     mem = _memory(llm)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from realm_helpers import CHAT_1, CHAT_2, CHAT_3, open_memory, session
 
-from labile.model import NodeFilter
+from labile._model import NodeFilter
 from labile_realm.construct.extract_offline import OfflineUnitExtractor
 from labile_realm.construct.facts import spot_facts, third_person
 from labile_realm.construct.units import ConversationState
@@ -208,7 +208,7 @@ def test_exact_duplicate_unit_is_skipped() -> None:
     report_nodes = mem.store.count_nodes("u")
     # Re-ingesting the same observations through the extractor directly: every
     # event/fact is recognised, entities are already recorded for those turns.
-    from labile.model import AddReport
+    from labile._model import AddReport
 
     with mem.store.batch("u"):
         extractor.ingest("u", session(1, CHAT_1), AddReport(namespace="u"))
@@ -227,7 +227,7 @@ def test_add_report_details() -> None:
 
 def test_state_survives_a_new_process() -> None:
     """A second extractor on the same store rebuilds its indexes from the store."""
-    from labile.memory import Memory
+    from labile._memory import Memory
 
     mem = open_memory()
     mem.add(session(1, CHAT_1), namespace="u")

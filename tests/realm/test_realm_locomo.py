@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labile.memory import Memory
+from labile._memory import Memory
 from labile.text.bm25 import BM25Index
 from labile_bench.locomo import default_locomo_path, load_locomo, turn_document
 from labile_bench.locomo_run import observations_of

@@ -20,8 +20,8 @@ from realm_helpers import (
     session,
 )
 
-from labile.errors import ConfigError
-from labile.memory import Memory
+from labile._errors import ConfigError
+from labile._memory import Memory
 from labile_llm import ScriptedLLM
 from labile_realm.presets import realm, realm_llm
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_PLANS

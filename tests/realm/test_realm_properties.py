@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from realm_helpers import open_memory
 
-from labile.model import Edge, Node, NodeFilter, Observation, OperationReport, Query, edge_id
+from labile._model import Edge, Node, NodeFilter, Observation, OperationReport, Query, edge_id
 from labile.testing import make_deps
 from labile_realm.reconsolidate import (
     EdgeDecision,

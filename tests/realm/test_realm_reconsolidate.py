@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from realm_helpers import CHAT_1, CHAT_2, TOPOLOGY, open_memory, reply, session
 
-from labile.errors import ConfigError
-from labile.memory import Memory
-from labile.model import Edge, Feedback, Hit, Node, Reach, RetrievalResult, Subgraph, edge_id
-from labile.model import Query as Q
+from labile._errors import ConfigError
+from labile._memory import Memory
+from labile._model import Edge, Feedback, Hit, Node, Reach, RetrievalResult, Subgraph, edge_id
+from labile._model import Query as Q
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.reconsolidate import (
@@ -124,7 +124,7 @@ def test_offline_adds_edges_only_on_a_strong_signal() -> None:
 def test_decisions_outside_the_recalled_nodes_are_skipped() -> None:
     deps = _deps()
     op = RealmReconsolidator("realm.reconsolidate", ReconsolidateConfig(), deps)
-    from labile.model import OperationReport
+    from labile._model import OperationReport
 
     report = OperationReport(operator="x", namespace=NS)
     op.apply(NS, [EdgeDecision(src="a", dst="d", action="add", predicate="realm.implies",

@@ -9,8 +9,8 @@ import attrs
 import pytest
 from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
 
-from labile.model import Edge, Hit, Node, Query, Reach, edge_id
-from labile.protocols import Deps
+from labile._model import Edge, Hit, Node, Query, Reach, edge_id
+from labile._protocols import Deps
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from labile.errors import SchemaError
-from labile.model import Edge, Layer, Node, edge_id
+from labile._errors import SchemaError
+from labile._model import Edge, Layer, Node, edge_id
 from labile.testing import make_deps, make_registries
 from labile_realm import schema
 

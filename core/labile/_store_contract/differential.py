@@ -2,7 +2,7 @@
 
 The deterministic checks in `labile._store_contract.suite` each state one
 promise; this one plays a seeded random history of writes against the store
-under test and the reference `labile.memstore.MemoryStore` side by side, and
+under test and the reference `labile._memstore.MemoryStore` side by side, and
 requires every read to agree. The history mixes plain writes, writes the
 contract refuses (a repeated observation id, changed node content, an edge to
 an unknown node), and batches that commit, fail or are aborted, over two
@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from labile._errors import StoreError
+from labile._memstore import MemoryStore
+from labile._model import Edge, Node, NodeFilter
+from labile._protocols import Store
 from labile._store_contract.records import DIM, T0, edge, node, obs
-from labile.errors import StoreError
-from labile.memstore import MemoryStore
-from labile.model import Edge, Node, NodeFilter
-from labile.protocols import Store
 
 __all__ = ["DifferentialChecks"]
 

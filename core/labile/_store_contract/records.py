@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.model import Edge, Node, Observation, edge_id
+from labile._model import Edge, Node, Observation, edge_id
 
 __all__ = ["DIM", "NS", "T0", "ContractEmbedder", "edge", "node", "obs", "vec"]
 
@@ -33,7 +33,7 @@ class ContractEmbedder:
     """The embedder a store under the contract is built for: ``DIM``-d vectors.
 
     Stores use only ``name`` and ``dim`` (to size and label what they hold);
-    `embed` exists so the object satisfies `labile.protocols.Embedder`, and
+    `embed` exists so the object satisfies `labile._protocols.Embedder`, and
     hashes words into the ``dim`` components.
     """
 
@@ -75,5 +75,5 @@ def node(nid: str, content: str = "", **kw: Any) -> Node:
 
 
 def edge(src: str, dst: str, predicate: str = "rel", **kw: Any) -> Edge:
-    """Edge ``src -predicate-> dst`` with the id `labile.model.edge_id` gives it."""
+    """Edge ``src -predicate-> dst`` with the id `labile._model.edge_id` gives it."""
     return Edge(id=edge_id(src, predicate, dst), src=src, dst=dst, predicate=predicate, **kw)

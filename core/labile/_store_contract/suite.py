@@ -1,6 +1,6 @@
-"""`StoreContract`: every check of the `labile.protocols.Store` contract, as a test class.
+"""`StoreContract`: every check of the `labile._protocols.Store` contract, as a test class.
 
-The reference `labile.memstore.MemoryStore` defines the semantics; each check
+The reference `labile._memstore.MemoryStore` defines the semantics; each check
 states one promise of the protocol in the simplest terms that any store must
 meet (text ranking only where every BM25 agrees: which documents match, and
 the best match first). A store passes the contract when a subclass that
@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from labile._errors import StoreError
+from labile._model import Edge, NodeFilter, edge_id
+from labile._protocols import Store
 from labile._store_contract.differential import DifferentialChecks
 from labile._store_contract.records import NS, T0, ContractEmbedder, edge, node, obs, vec
-from labile.errors import StoreError
-from labile.model import Edge, NodeFilter, edge_id
-from labile.protocols import Store
 
 __all__ = ["StoreContract"]
 

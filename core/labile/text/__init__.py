@@ -2,7 +2,7 @@
 
 `labile.text.tokenize` (word tokens, the stop list, the Porter2 stemmer) and
 `labile.text.bm25` (a small BM25 index) stay in the kernel because the
-reference store (`labile.memstore`) searches text with them, and because
+reference store (`labile._memstore`) searches text with them, and because
 every bundle must tokenise exactly as the store does. The rest of the offline
 NLP toolkit (sentences, entities, keyphrases, time expressions) is the
 library package `labile_text`, which builds on this one.

@@ -43,8 +43,7 @@ import structlog
 from attrs.validators import ge, le
 from numpy.typing import NDArray
 
-from labile.plugin import Deps, Embedder, LLMClient, LLMError, NoConfig, Node, Store
-from labile.vectors import cosine
+from labile.plugin import Deps, Embedder, LLMClient, LLMError, NoConfig, Node, Store, cosine
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
 from labile_allmem.consolidate.segment import Segmentation, segment, sentence_spans

@@ -14,8 +14,7 @@ from typing import Literal
 
 import attrs
 
-from labile.plugin import Node, NodeFilter, Store, Vector
-from labile.vectors import cosine
+from labile.plugin import Node, NodeFilter, Store, Vector, cosine
 
 Source = Literal["similarity", "time", "both"]
 

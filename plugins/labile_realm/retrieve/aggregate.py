@@ -23,8 +23,7 @@ import attrs
 import numpy as np
 from attrs.validators import ge, le
 
-from labile.plugin import Deps, Hit, Query, Store, Subgraph
-from labile.vectors import cosine
+from labile.plugin import Deps, Hit, Query, Store, Subgraph, cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED
 from labile_realm.retrieve.score import aggregate_score
 from labile_realm.schema import kind_name

@@ -34,8 +34,18 @@ import numpy as np
 import structlog
 from attrs.validators import ge, in_, le
 
-from labile.plugin import ComponentSpec, Deps, Edge, Hit, Node, Query, Reach, Store, component_field
-from labile.vectors import cosine
+from labile.plugin import (
+    ComponentSpec,
+    Deps,
+    Edge,
+    Hit,
+    Node,
+    Query,
+    Reach,
+    Store,
+    component_field,
+    cosine,
+)
 from labile_realm.decisions import (
     EXPANSION_POLICY,
     SUFFICIENCY_CONTROLLER,

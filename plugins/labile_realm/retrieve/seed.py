@@ -40,9 +40,9 @@ from labile.plugin import (
     Reach,
     Store,
     component_field,
+    cosine,
 )
 from labile.text.tokenize import words
-from labile.vectors import cosine
 from labile_realm.decisions import SEED_PLANNER, SeedPlanner
 from labile_realm.retrieve.plan import (
     STATE_PLANS,

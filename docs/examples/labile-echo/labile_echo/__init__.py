@@ -14,8 +14,7 @@ import attrs
 from attrs.validators import ge, le
 
 from labile import Deps, Hit, InputError, Query, hookimpl
-from labile.commands import RegisterCommand, echo
-from labile.registry import Register
+from labile.plugin import Register, RegisterCommand, echo
 
 
 @attrs.frozen(kw_only=True)

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from labile.memstore import MemoryStore
-from labile.protocols import Store
-from labile.testing import StoreContract
+from labile.plugin import Store
+from labile.testing import MemoryStore, StoreContract
 
 
 class TestMemoryStoreContract(StoreContract):

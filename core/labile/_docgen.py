@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from labile.config import config_fields
-from labile.registry import Registries
+from labile._config import config_fields
+from labile._registry import Registries
 
 _VALUE_KINDS = ("node_kind", "predicate", "preset")
 
@@ -109,10 +109,10 @@ def hooks_markdown() -> str:
     """The hook reference: one section per hook, headed by its signature, then its docstring."""
     import inspect
 
-    from labile import hookspecs
+    from labile import _hookspecs as hookspecs
 
     lines = ["# Hook reference", "",
-             "Generated from `labile.hookspecs` (`python -m labile.docgen hooks`).",
+             "Generated from `labile._hookspecs` (`python -m labile._docgen hooks`).",
              "Each component hook",
              "receives a `register` callback: `register(name, factory, config=ConfigClass,",
              "summary=\"…\")`; `labile_register_commands` receives one that adds CLI commands.",
@@ -131,8 +131,8 @@ if __name__ == "__main__":  # pragma: no cover - used to regenerate the docs
     if sys.argv[1:] == ["hooks"]:
         sys.stdout.write(hooks_markdown() + "\n")
     elif sys.argv[1:] == ["components"]:
-        from labile.memory import build_registries
-        from labile.plugins import BUNDLED, get_plugin_manager
+        from labile._memory import build_registries
+        from labile._plugins import BUNDLED, get_plugin_manager
 
         regs = build_registries(get_plugin_manager(only=BUNDLED))
         sys.stdout.write(components_markdown(regs, list(regs.by_kind)) + "\n")

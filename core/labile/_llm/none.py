@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from labile.errors import LLMError
+from labile._errors import LLMError
 
 
 @attrs.frozen

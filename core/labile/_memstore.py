@@ -18,9 +18,9 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.errors import StoreError
-from labile.model import Edge, Node, NodeFilter, Observation
-from labile.protocols import Direction, Scored
+from labile._errors import StoreError
+from labile._model import Edge, Node, NodeFilter, Observation
+from labile._protocols import Direction, Scored
 from labile.text.bm25 import BM25Index
 
 

@@ -2,10 +2,10 @@
 
 A pipeline names one component of each single kind (store, embedder, llm,
 extractor) and lists of atoms and operators; where each kind sits follows
-from its declaration (`labile.kinds.KindSpec.section`). Each component table
+from its declaration (`labile._kinds.KindSpec.section`). Each component table
 has a ``type`` key naming a registered component, plus options that are
 structured into that component's frozen attrs config class by one strict
-converter (`labile.convert`): unknown keys and wrong types are errors, and
+converter (`labile._convert`): unknown keys and wrong types are errors, and
 every error names its path, e.g. ``$.retrieval.seed[0].top_k``. Options may
 themselves name nested components (``planner = "realm.seed_planner.llm"``).
 
@@ -38,7 +38,7 @@ from typing import Any, Final
 
 import attrs
 
-from labile.convert import (
+from labile._convert import (
     CONVERTER,
     ComponentSpec,
     component_field,
@@ -47,9 +47,9 @@ from labile.convert import (
     strict_str_sequence,
     structure_options,
 )
-from labile.errors import ConfigError
-from labile.kinds import KERNEL_KINDS, RESERVED_KEYS, KindSpec, KindTable
-from labile.registry import Registries
+from labile._errors import ConfigError
+from labile._kinds import KERNEL_KINDS, RESERVED_KEYS, KindSpec, KindTable
+from labile._registry import Registries
 
 #: Presets tried, in order, when a config names none.
 DEFAULT_PRESETS: Final = ("realm", "hybrid")
@@ -64,7 +64,7 @@ SpecOrList = ComponentSpec | tuple[ComponentSpec, ...]
 class PipelineConfig:
     """A fully resolved pipeline: every component named and configured.
 
-    ``components`` maps each pipeline kind (`labile.kinds.KindSpec.in_pipeline`)
+    ``components`` maps each pipeline kind (`labile._kinds.KindSpec.in_pipeline`)
     to its `ComponentSpec` (single kinds) or tuple of specs (list kinds), in
     declaration order; ``sections`` says where a bundle-declared kind sits in
     a config table. The kernel's kinds are also attributes named after them

@@ -1,6 +1,6 @@
 """`Memory`: the facade an agent uses — add, search, feedback, consolidate.
 
-A `Memory` is built from a `PipelineConfig` by `labile.pipeline.build_pipeline`:
+A `Memory` is built from a `PipelineConfig` by `labile._pipeline.build_pipeline`:
 the embedder, the LLM client, the store (wrapped so the schema is enforced),
 then the extractor, the retrieval atoms and the operators, each handed the
 same `Deps`.
@@ -19,9 +19,9 @@ import attrs
 import pluggy
 import structlog
 
-from labile.config import PipelineConfig, plugins_disabled, read_toml, resolve
-from labile.errors import InputError
-from labile.model import (
+from labile._config import PipelineConfig, plugins_disabled, read_toml, resolve
+from labile._errors import InputError
+from labile._model import (
     AddReport,
     Feedback,
     Hit,
@@ -33,9 +33,9 @@ from labile.model import (
     TraceStep,
     utcnow,
 )
-from labile.pipeline import build_pipeline
-from labile.plugins import get_plugin_manager
-from labile.protocols import (
+from labile._pipeline import build_pipeline
+from labile._plugins import get_plugin_manager
+from labile._protocols import (
     Consolidator,
     Embedder,
     Expander,
@@ -46,12 +46,12 @@ from labile.protocols import (
     Seeder,
     Store,
 )
-from labile.registry import Registries, collect
-from labile.schema import Schema
-from labile.usage import UsageMeter
+from labile._registry import Registries, collect
+from labile._schema import Schema
+from labile._usage import UsageMeter
 
 if TYPE_CHECKING:
-    from labile.answer import Answer
+    from labile._answer import Answer
 
 log = structlog.get_logger(__name__)
 
@@ -81,7 +81,7 @@ class Memory:
         embedder: Embedder | None = None,
         store: Store | None = None,
     ) -> None:
-        """Build every component of ``config`` (see `labile.pipeline.build_pipeline`).
+        """Build every component of ``config`` (see `labile._pipeline.build_pipeline`).
 
         ``llm``, ``embedder`` and ``store`` replace the configured component with
         a ready instance (bring your own client; scripted models in tests).
@@ -281,13 +281,13 @@ class Memory:
         as_of: datetime | None = None,
         budget_tokens: int = 2000,
     ) -> Answer:
-        """Answer ``question`` from memory; returns a `labile.answer.Answer`.
+        """Answer ``question`` from memory; returns a `labile._answer.Answer`.
 
         Retrieves, builds a dated context within ``budget_tokens``, asks the
         pipeline's LLM, maps citations to node ids, then runs the
-        reconsolidators with the answer (see `labile.answer.answer_question`).
+        reconsolidators with the answer (see `labile._answer.answer_question`).
         """
-        from labile.answer import answer_question
+        from labile._answer import answer_question
 
         return answer_question(self, question, namespace=namespace, k=k, as_of=as_of,
                                budget_tokens=budget_tokens)

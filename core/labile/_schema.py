@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from labile.errors import SchemaError
-from labile.model import Edge, Node, NodeKind, Predicate, edge_id
+from labile._errors import SchemaError
+from labile._model import Edge, Node, NodeKind, Predicate, edge_id
 
 if TYPE_CHECKING:
-    from labile.protocols import Store
-    from labile.registry import Registries
+    from labile._protocols import Store
+    from labile._registry import Registries
 
 
 @attrs.frozen

@@ -28,9 +28,9 @@ import attrs
 import pluggy
 import structlog
 
-from labile import hookspecs
-from labile.errors import PluginLoadError
-from labile.kinds import Declare, KindSpec, KindTable
+from labile import _hookspecs as hookspecs
+from labile._errors import PluginLoadError
+from labile._kinds import Declare, KindSpec, KindTable
 
 log = structlog.get_logger(__name__)
 
@@ -47,7 +47,7 @@ BUNDLED: Final[dict[str, str]] = {
     "llm": "labile_llm",
     "bench": "labile_bench",
 }
-ESSENTIALS: Final = "labile.essentials"
+ESSENTIALS: Final = "labile._essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"
 ENV_LOAD: Final = "LABILE_LOAD_PLUGINS"
 
@@ -113,7 +113,7 @@ def get_plugin_manager(
             declared kind defines (a misspelt hook name).
         DuplicateComponentError: two plugins declare the same kind.
     """
-    from labile import essentials
+    from labile import _essentials as essentials
 
     pm = LabilePluginManager()
     pm.add_hookspecs(hookspecs)
@@ -152,7 +152,7 @@ def declare_kinds(pm: pluggy.PluginManager) -> KindTable:
 
     Adds the registration hook spec of every declared kind the manager does
     not know yet, so implementations are checked against it. Called when a
-    manager is built and again by `labile.registry.collect` (plugins may be
+    manager is built and again by `labile._registry.collect` (plugins may be
     registered in between).
     """
     table = KindTable()

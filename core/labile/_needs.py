@@ -14,10 +14,10 @@ from typing import Any, Final
 
 import attrs
 
-from labile.config import PipelineConfig
-from labile.convert import ComponentSpec
-from labile.errors import ConfigError
-from labile.registry import Registries
+from labile._config import PipelineConfig
+from labile._convert import ComponentSpec
+from labile._errors import ConfigError
+from labile._registry import Registries
 
 #: The name of the LLM client that stands for "no model".
 NO_LLM: Final = "none"

@@ -6,11 +6,11 @@ store, the deterministic ``hashing`` embedder, and the ``none`` LLM client.
 
 from __future__ import annotations
 
-from labile.hashing import HashingConfig, HashingEmbedder
-from labile.hookspecs import hookimpl
-from labile.llm import NoLLM, NoLLMConfig
-from labile.memstore import MemoryStore, MemoryStoreConfig
-from labile.registry import Register
+from labile._hashing import HashingConfig, HashingEmbedder
+from labile._hookspecs import hookimpl
+from labile._llm import NoLLM, NoLLMConfig
+from labile._memstore import MemoryStore, MemoryStoreConfig
+from labile._registry import Register
 
 
 @hookimpl

@@ -1,9 +1,9 @@
 """Building a pipeline's components from a `PipelineConfig`, in dependency order.
 
 The embedder and the LLM client come first, from a `CoreDeps`; then the
-needs of every component are checked (`labile.needs`); then the store, from a
+needs of every component are checked (`labile._needs`); then the store, from a
 `StoreDeps`, wrapped so the schema is enforced; then every other pipeline kind
-(`labile.kinds.KindTable.in_pipeline`) in declaration order, each from the
+(`labile._kinds.KindTable.in_pipeline`) in declaration order, each from the
 same `Deps`. Nothing here knows a particular extractor or atom: a kind
 declared with a config section is built like the kernel's own.
 """
@@ -15,13 +15,13 @@ from typing import Any, Final
 
 import attrs
 
-from labile.config import PipelineConfig
-from labile.convert import ComponentSpec
-from labile.needs import NO_LLM, check_needs
-from labile.protocols import CoreDeps, Deps, Embedder, LLMClient, Store, StoreDeps
-from labile.registry import Registries
-from labile.schema import CheckedStore, Schema
-from labile.usage import UsageMeter
+from labile._config import PipelineConfig
+from labile._convert import ComponentSpec
+from labile._needs import NO_LLM, check_needs
+from labile._protocols import CoreDeps, Deps, Embedder, LLMClient, Store, StoreDeps
+from labile._registry import Registries
+from labile._schema import CheckedStore, Schema
+from labile._usage import UsageMeter
 
 #: The kinds built before the others, in this order, because the others use them.
 INFRASTRUCTURE: Final = ("embedder", "llm", "store")

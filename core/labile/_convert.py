@@ -26,10 +26,10 @@ import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
-from labile.errors import ConfigError
+from labile._errors import ConfigError
 
 if TYPE_CHECKING:
-    from labile.registry import Component, Registries
+    from labile._registry import Component, Registries
 
 #: attrs field metadata key naming the kind of a nested component field.
 KIND_KEY: Final = "labile.kind"
@@ -81,7 +81,7 @@ def component_field(kind: str, default: str) -> Any:
             return ComponentSpec(kind=kind, type=value)
         raise TypeError(
             f"expected a {kind} name or a ComponentSpec, got {value!r} (tables of options "
-            "are structured by labile.config.resolve)"
+            "are structured by labile._config.resolve)"
         )
 
     return attrs.field(default=ComponentSpec(kind=kind, type=default), converter=convert,
@@ -207,7 +207,7 @@ def _ref_hook(kind: str, conv: cattrs.Converter) -> Callable[[Any, Any], Compone
         if registries is None:
             if options:
                 raise ValueError(f"options of a nested {kind} need the registries "
-                                 "(resolve the whole config with labile.config.resolve)")
+                                 "(resolve the whole config with labile._config.resolve)")
             return ComponentSpec(kind=kind, type=name)
         if kind not in registries.by_kind:
             raise ValueError(f"component kind {kind!r} is not declared (is the plugin that "

@@ -5,7 +5,7 @@ the attrs config class its options are structured into, the plugin that
 registered it, and what it needs from the pipeline (``needs=("llm",)``).
 Names are global per kind: a second registration of the same name raises
 `DuplicateComponentError` naming both plugins. There is one `Registry` per
-declared kind (`labile.kinds`); a kind's aliases resolve to registered names.
+declared kind (`labile._kinds`); a kind's aliases resolve to registered names.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 
 import attrs
 
-from labile.errors import DuplicateComponentError, PluginLoadError, UnknownComponentError
-from labile.kinds import KERNEL_KINDS, KindSpec, KindTable
+from labile._errors import DuplicateComponentError, PluginLoadError, UnknownComponentError
+from labile._kinds import KERNEL_KINDS, KindSpec, KindTable
 
 if TYPE_CHECKING:
     import pluggy
 
-    from labile.convert import ComponentSpec
-    from labile.protocols import CoreDeps
+    from labile._convert import ComponentSpec
+    from labile._protocols import CoreDeps
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ class Component(Generic[T]):
         summary: One line for listings.
         needs: What it needs from the pipeline: ``{"llm"}`` for a component
             that calls the LLM client. The kernel checks it when a pipeline is
-            built (`labile.needs`).
+            built (`labile._needs`).
     """
 
     kind: str
@@ -182,7 +182,7 @@ class Registries:
         with the component's default options.
 
         Args:
-            spec: A resolved reference (`labile.convert.ComponentSpec`).
+            spec: A resolved reference (`labile._convert.ComponentSpec`).
             deps: The pipeline deps to hand the factory.
             *context: What the kind's contract says its host passes.
 
@@ -206,7 +206,7 @@ def collect(pm: pluggy.PluginManager) -> Registries:
     Implementations are called one by one (in pluggy's call order) so each
     component records the plugin that registered it.
     """
-    from labile.plugins import declare_kinds, load_report
+    from labile._plugins import declare_kinds, load_report
 
     registries = Registries(declare_kinds(pm))
     load_errors = list(load_report(pm).errors)

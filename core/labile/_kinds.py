@@ -24,9 +24,9 @@ from typing import Final, Literal, Protocol
 
 import attrs
 
-from labile.errors import DuplicateComponentError, PluginLoadError, UnknownComponentError
-from labile.model import NodeKind, Predicate
-from labile.protocols import (
+from labile._errors import DuplicateComponentError, PluginLoadError, UnknownComponentError
+from labile._model import NodeKind, Predicate
+from labile._protocols import (
     Consolidator,
     Embedder,
     Expander,
@@ -43,7 +43,7 @@ from labile.protocols import (
 #: * ``"single"``: one table at ``section`` (``[store]``), required;
 #: * ``"list"``: an array of tables at ``section`` (``[[retrieval.seed]]``);
 #: * ``"nested"``: only inside another component's options (a field made with
-#:   `labile.convert.component_field`); the host component builds it;
+#:   `labile._convert.component_field`); the host component builds it;
 #: * ``"registry"``: never in a pipeline config; the kernel looks the
 #:   components up by name (node kinds, predicates, presets).
 Placement = Literal["single", "list", "nested", "registry"]
@@ -90,8 +90,8 @@ class KindSpec:
             (``"realm.seed_planner"``).
         plural: Names the registration hook, ``labile_register_<plural>``
             (dots become underscores); for the kernel's list kinds, also the
-            attribute under which `labile.config.PipelineConfig` and
-            `labile.memory.Memory` hold the components (``seeders``).
+            attribute under which `labile._config.PipelineConfig` and
+            `labile._memory.Memory` hold the components (``seeders``).
         protocol: What a component is: the `typing.Protocol` a factory's
             product satisfies, or the class of a value kind's values
             (``None``: anything, e.g. presets).
@@ -173,14 +173,14 @@ class Declare(Protocol):
 
 
 #: The kernel's kinds, in pipeline order. Their registration hooks are
-#: generated in `labile.hookspecs` from these declarations.
+#: generated in `labile._hookspecs` from these declarations.
 KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
     KindSpec(
         name="store", plural="stores", protocol=Store, placement="single", section=("store",),
         doc="""Add storage backends.
 
-        ``factory(config, deps)`` returns a `labile.protocols.Store`; ``deps`` is
-        a `labile.protocols.StoreDeps`: ``deps.embedder`` says which vectors the
+        ``factory(config, deps)`` returns a `labile._protocols.Store`; ``deps`` is
+        a `labile._protocols.StoreDeps`: ``deps.embedder`` says which vectors the
         store will hold (a store must refuse to open data written with another
         embedder) and ``deps.llm`` is the pipeline's client.
         """,
@@ -188,18 +188,18 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
     KindSpec(
         name="embedder", plural="embedders", protocol=Embedder, placement="single",
         section=("embedder",),
-        doc="""Add embedders. ``factory(config, deps)`` returns a `labile.protocols.Embedder`.
+        doc="""Add embedders. ``factory(config, deps)`` returns a `labile._protocols.Embedder`.
 
-        Embedders are built first: ``deps`` is a `labile.protocols.CoreDeps`
+        Embedders are built first: ``deps`` is a `labile._protocols.CoreDeps`
         (schema, usage meter, registries, clock), with no store, embedder or
         LLM client.
         """,
     ),
     KindSpec(
         name="llm", plural="llms", protocol=LLMClient, placement="single", section=("llm",),
-        doc="""Add LLM clients. ``factory(config, deps)`` returns a `labile.protocols.LLMClient`.
+        doc="""Add LLM clients. ``factory(config, deps)`` returns a `labile._protocols.LLMClient`.
 
-        ``deps`` is a `labile.protocols.CoreDeps`. A client must validate JSON
+        ``deps`` is a `labile._protocols.CoreDeps`. A client must validate JSON
         output against the schema it is given and fail closed with
         `LLMOutputError`; it records every call in ``deps.usage``. A client
         named ``"none"`` means "no model": components registered with
@@ -211,8 +211,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("extractor",),
         doc="""Add extractors: the write path from observations to nodes and edges.
 
-        ``factory(config, deps)`` returns a `labile.protocols.Extractor`; ``deps``
-        is a `labile.protocols.Deps`. Its ``ingest`` runs inside one store batch
+        ``factory(config, deps)`` returns a `labile._protocols.Extractor`; ``deps``
+        is a `labile._protocols.Deps`. Its ``ingest`` runs inside one store batch
         per ``Memory.add`` call.
         """,
     ),
@@ -221,8 +221,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("retrieval", "seed"),
         doc="""Add seed atoms: the first stage of retrieval.
 
-        ``factory(config, deps)`` returns a `labile.protocols.Seeder`; ``deps``
-        is a `labile.protocols.Deps`. Seeders of one pipeline run independently
+        ``factory(config, deps)`` returns a `labile._protocols.Seeder`; ``deps``
+        is a `labile._protocols.Deps`. Seeders of one pipeline run independently
         and their hits merge by node id.
         """,
     ),
@@ -231,8 +231,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("retrieval", "expand"),
         doc="""Add expansion atoms that grow the hit set over the graph.
 
-        ``factory(config, deps)`` returns a `labile.protocols.Expander`; ``deps``
-        is a `labile.protocols.Deps`. Expanders run in the configured order,
+        ``factory(config, deps)`` returns a `labile._protocols.Expander`; ``deps``
+        is a `labile._protocols.Deps`. Expanders run in the configured order,
         each receiving the previous one's output.
         """,
     ),
@@ -241,8 +241,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("retrieval", "filter"),
         doc="""Add filter atoms that re-score, reorder or trim hits.
 
-        ``factory(config, deps)`` returns a `labile.protocols.Filter`; ``deps`` is
-        a `labile.protocols.Deps`. Filters run in the configured order after
+        ``factory(config, deps)`` returns a `labile._protocols.Filter`; ``deps`` is
+        a `labile._protocols.Deps`. Filters run in the configured order after
         expansion.
         """,
     ),
@@ -251,8 +251,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         placement="list", section=("reconsolidate",),
         doc="""Add reconsolidation operators, run by ``Memory.feedback`` after a retrieval.
 
-        ``factory(config, deps)`` returns a `labile.protocols.Reconsolidator`;
-        ``deps`` is a `labile.protocols.Deps`. It may change edge weights and add
+        ``factory(config, deps)`` returns a `labile._protocols.Reconsolidator`;
+        ``deps`` is a `labile._protocols.Deps`. It may change edge weights and add
         edges; it must not touch node content.
         """,
     ),
@@ -261,15 +261,15 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("consolidate",),
         doc="""Add consolidation operators, run by ``Memory.consolidate`` (and after adds).
 
-        ``factory(config, deps)`` returns a `labile.protocols.Consolidator`;
-        ``deps`` is a `labile.protocols.Deps`. It must never delete a node or
+        ``factory(config, deps)`` returns a `labile._protocols.Consolidator`;
+        ``deps`` is a `labile._protocols.Deps`. It must never delete a node or
         change its content.
         """,
     ),
     KindSpec(
         name="node_kind", plural="node_kinds", protocol=NodeKind, values=True,
         placement="registry",
-        doc="""Add node kinds. ``factory`` is a `labile.model.NodeKind` (a value, not a callable).
+        doc="""Add node kinds. ``factory`` is a `labile._model.NodeKind` (a value, not a callable).
 
         Nodes of unregistered kinds are rejected on write.
         """,
@@ -277,7 +277,7 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
     KindSpec(
         name="predicate", plural="predicates", protocol=Predicate, values=True,
         placement="registry",
-        doc="""Add edge predicates. ``factory`` is a `labile.model.Predicate` (a value).
+        doc="""Add edge predicates. ``factory`` is a `labile._model.Predicate` (a value).
 
         Edges with unregistered predicates are rejected on write; symmetric
         predicates get their reverse edge written automatically.

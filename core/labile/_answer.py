@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from labile.errors import InputError
-from labile.model import Hit, Node, OperationReport, RetrievalResult
-from labile.usage import UsageMeter, estimate_tokens
+from labile._errors import InputError
+from labile._model import Hit, Node, OperationReport, RetrievalResult
+from labile._usage import UsageMeter, estimate_tokens
 
 if TYPE_CHECKING:
-    from labile.memory import Memory
-    from labile.protocols import LLMClient
+    from labile._memory import Memory
+    from labile._protocols import LLMClient
 
 log = structlog.get_logger(__name__)
 
@@ -213,7 +213,7 @@ def token_counter_of(model: object) -> TokenCounter:
     A client that knows its tokenizer should offer ``count_tokens`` (the
     ``litellm`` and ``scripted`` clients count as litellm does), so the
     evidence context is measured in the tokens of the model that reads it;
-    for any other client `labile.usage.estimate_tokens` stands in.
+    for any other client `labile._usage.estimate_tokens` stands in.
     """
     count = getattr(model, "count_tokens", None)
     return count if callable(count) else estimate_tokens

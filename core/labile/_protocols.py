@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from labile.model import (
+from labile._model import (
     AddReport,
     Edge,
     Feedback,
@@ -32,9 +32,9 @@ from labile.model import (
 )
 
 if TYPE_CHECKING:
-    from labile.registry import Registries
-    from labile.schema import Schema
-    from labile.usage import UsageMeter
+    from labile._registry import Registries
+    from labile._schema import Schema
+    from labile._usage import UsageMeter
 
 Direction = Literal["out", "in", "both"]
 Scored = tuple[Node, float]
@@ -318,7 +318,7 @@ class Deps(StoreDeps):
     operators and the components nested in their options.
 
     ``store`` is the schema-checked store of the pipeline (a
-    `labile.schema.CheckedStore`): write through it.
+    `labile._schema.CheckedStore`): write through it.
     """
 
     store: Store

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
 
-from labile.errors import DuplicateComponentError, PluginLoadError
+from labile._errors import DuplicateComponentError, PluginLoadError
 
 if TYPE_CHECKING:
     import pluggy
 
-    from labile.memory import Memory
+    from labile._memory import Memory
 
 #: ``run(args)`` does a command's work and returns its exit status (``None`` is 0).
 CommandRun = Callable[[argparse.Namespace], "int | None"]
@@ -210,6 +210,6 @@ def add_memory_options(parser: argparse.ArgumentParser) -> None:
 
 def open_memory(args: argparse.Namespace) -> Memory:
     """The `Memory` named by the options of `add_memory_options`."""
-    from labile.memory import Memory
+    from labile._memory import Memory
 
     return Memory.open(args.config, preset=args.preset, path=args.path)
