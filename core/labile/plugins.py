@@ -37,6 +37,7 @@ BUNDLED: Final[dict[str, str]] = {
     "realm": "labile_realm",
     "allmem": "labile_allmem",
     "litellm": "labile_litellm",
+    "llamacpp": "labile_llamacpp",
 }
 ESSENTIALS: Final = "labile.essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"
