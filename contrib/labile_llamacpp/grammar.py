@@ -45,16 +45,28 @@ _STRICT_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |'
 _DROPPED: frozenset[str] = frozenset({"maxLength"})
 
 
-def grammar_schema(schema: Any) -> Any:
-    """``schema`` without string length limits above one character.
+#: Values a number bounded within [0, 1] may take in a grammar: steps of 0.05.
+_UNIT_STEPS: tuple[float, ...] = tuple(round(i / 20, 2) for i in range(21))
 
-    ``minLength`` is capped at 1 (non-empty stays enforced, cheaply) and
-    ``maxLength`` is dropped, recursively; everything else is kept.
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` rewritten into what llama-cpp-python's converter enforces well.
+
+    Recursively: ``maxLength`` is dropped and ``minLength`` capped at 1
+    (non-empty stays enforced, cheaply); a number bounded within [0, 1] (edge
+    weights, confidences) becomes an enum of steps of 0.05, because the
+    converter ignores number bounds and SmolLM2 wrote weights of 2 and 2.5,
+    then repeated them when asked to repair. Validation still applies the
+    original schema.
     """
     if isinstance(schema, Mapping):
         out = {k: grammar_schema(v) for k, v in schema.items() if k not in _DROPPED}
         if isinstance(out.get("minLength"), int) and out["minLength"] > 1:
             out["minLength"] = 1
+        low, high = out.get("minimum"), out.get("maximum")
+        if (out.get("type") == "number" and isinstance(low, int | float)
+                and isinstance(high, int | float) and 0 <= low <= high <= 1):
+            return {"enum": [v for v in _UNIT_STEPS if low <= v <= high]}
         return out
     if isinstance(schema, list):
         return [grammar_schema(v) for v in schema]

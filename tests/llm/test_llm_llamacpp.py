@@ -329,6 +329,10 @@ def test_grammar_schema_drops_length_limits_only() -> None:
         "t": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
         "e": {"enum": ["a", "b"]}}, "required": ["s"]}
     assert schema["properties"]["s"]["maxLength"] == 1200  # the caller's schema is untouched
+    weight = {"type": "number", "minimum": 0, "maximum": 1}
+    assert grammar_schema(weight) == {"enum": [i / 20 for i in range(21)]}
+    assert grammar_schema({**weight, "minimum": 0.5})["enum"][0] == 0.5
+    assert grammar_schema({"type": "number", "minimum": 0}) == {"type": "number", "minimum": 0}
 
 
 def test_grammar_the_parser_refuses_is_never_handed_to_the_sampler() -> None:
