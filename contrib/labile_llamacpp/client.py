@@ -163,7 +163,8 @@ class LlamaCppClient(JSONCompletion):
         self.model = model
         if grammar_module is None:
             grammar_module = (self._llama_cpp or load_llama_cpp()).llama_grammar
-        self._grammars = GrammarCache(grammar_module, check=model.grammar_check)
+        self._grammars = GrammarCache(grammar_module, check=model.grammar_check,
+                                      max_chars=self.config.max_string_chars)
         meter = usage or (getattr(deps, "usage", None) if deps is not None else None)
         self.usage: UsageMeter = meter if isinstance(meter, UsageMeter) else UsageMeter()
         self.name = f"llamacpp:{Path(model.key.path).name}"

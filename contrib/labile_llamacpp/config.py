@@ -19,6 +19,12 @@ def _positive_or_none(_instance: object, attribute: attrs.Attribute[Any], value:
         raise ValueError(f"'{attribute.name}' must be > 0 or unset, got {value!r}")
 
 
+def _string_bound(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
+    if value is not None and not 1 <= value <= 600:
+        raise ValueError(f"'{attribute.name}' must be between 1 and 600 or unset, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class LlamaCppConfig:
     """Options of the ``llamacpp`` llm (``[llm] type = "llamacpp"``).
@@ -50,6 +56,11 @@ class LlamaCppConfig:
             sentence inside a JSON string until ``max_tokens``; a mild
             penalty breaks most of them.
         max_tokens: Longest reply, in tokens (a call may ask for less).
+        max_string_chars: Longest string the grammar lets the model write in
+            ``schema`` mode (a schema's own shorter limit still applies;
+            ``None``: the schema's limits only, where llama.cpp can parse
+            them). Small models loop inside strings; a bound ends the loop
+            there instead of at ``max_tokens``.
         timeout_s: Wall-clock limit of one generation; past it the call fails
             with `LLMTimeoutError` (``None``: no limit). Checked per generated
             token, so prompt evaluation itself is not interrupted.
@@ -71,6 +82,7 @@ class LlamaCppConfig:
     seed: int = attrs.field(default=0, validator=v.ge(0))
     repeat_penalty: float = attrs.field(default=1.1, validator=[v.ge(1.0), v.le(2.0)])
     max_tokens: int = attrs.field(default=512, validator=v.ge(1))
+    max_string_chars: int | None = attrs.field(default=400, validator=_string_bound)
     timeout_s: float | None = attrs.field(default=120.0, validator=_positive_or_none)
     structured_output: StructuredOutput = attrs.field(
         default="schema", validator=v.in_(("schema", "json", "prompt"))

@@ -123,7 +123,8 @@ def test_registered_and_configurable(make_pm: Callable[..., Any]) -> None:
     assert (cfg.n_ctx, cfg.n_threads, cfg.max_tokens) == (2048, 2, 128)
     assert structure_options(component, {}, "$.llm") == LlamaCppConfig()
     for bad in ({"n_ctx": 16}, {"structured_output": "xml"}, {"n_threads": 0},
-                {"timeout_s": 0}, {"gpu": True}):
+                {"timeout_s": 0}, {"gpu": True}, {"max_string_chars": 601},
+                {"repeat_penalty": 0.5}):
         with pytest.raises(ConfigError):
             structure_options(component, bad, "$.llm")
 
@@ -317,17 +318,24 @@ def test_generations_on_one_model_never_overlap() -> None:
 # -- grammars ------------------------------------------------------------------------
 
 
-def test_grammar_schema_drops_length_limits_only() -> None:
+def test_grammar_schema_bounds_strings_and_unit_interval_numbers() -> None:
     from labile_llamacpp.grammar import grammar_schema
 
     schema = {"type": "object", "properties": {
         "s": {"type": "string", "minLength": 3, "maxLength": 1200},
         "t": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 9}},
+        "u": {"type": "string"},
         "e": {"enum": ["a", "b"]}}, "required": ["s"]}
+    # without a bound: limits llama.cpp cannot parse are dropped, the others kept
     assert grammar_schema(schema) == {"type": "object", "properties": {
         "s": {"type": "string", "minLength": 1},
-        "t": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
+        "t": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 9}},
+        "u": {"type": "string"},
         "e": {"enum": ["a", "b"]}}, "required": ["s"]}
+    # with one: every string is bounded, a shorter own limit wins
+    bounded = grammar_schema(schema, 400)["properties"]
+    assert (bounded["s"]["maxLength"], bounded["t"]["items"]["maxLength"],
+            bounded["u"]["maxLength"]) == (400, 9, 400)
     assert schema["properties"]["s"]["maxLength"] == 1200  # the caller's schema is untouched
     weight = {"type": "number", "minimum": 0, "maximum": 1}
     assert grammar_schema(weight) == {"enum": [i / 20 for i in range(21)]}
