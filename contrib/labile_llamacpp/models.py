@@ -11,6 +11,7 @@ safe to use from two threads at once. `release_models` drops the pool.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections.abc import Callable
@@ -66,6 +67,7 @@ class LoadedModel:
 
 _POOL: dict[ModelKey, LoadedModel] = {}
 _POOL_LOCK = threading.Lock()
+_AT_EXIT = False
 
 
 def shared_model(llama_cpp: ModuleType, key: ModelKey) -> LoadedModel:
@@ -78,11 +80,18 @@ def shared_model(llama_cpp: ModuleType, key: ModelKey) -> LoadedModel:
     Raises:
         ValueError: the GGUF has no chat template (a base model).
     """
+    global _AT_EXIT
     with _POOL_LOCK:
         model = _POOL.get(key)
         if model is None:
             model = _load(llama_cpp, key)
             _POOL[key] = model
+            if not _AT_EXIT:
+                # Free pooled models while the interpreter is still whole: left to
+                # Llama.__del__ at shutdown, llama-cpp-python's cleanup runs after its
+                # own module globals are gone and prints a TypeError traceback.
+                atexit.register(_close_all)
+                _AT_EXIT = True
         return model
 
 
@@ -98,6 +107,16 @@ def release_models() -> int:
         n = len(_POOL)
         _POOL.clear()
         return n
+
+
+def _close_all() -> None:
+    with _POOL_LOCK:
+        models = list(_POOL.values())
+        _POOL.clear()
+    for model in models:
+        close = getattr(model.llama, "close", None)
+        if close is not None:
+            close()
 
 
 def _load(llama_cpp: ModuleType, key: ModelKey) -> LoadedModel:
