@@ -40,7 +40,9 @@ def _memory(**llm: Any) -> Memory:
     return Memory.open({
         "preset": "realm-llm",
         "store": {"type": "memory"},
-        "llm": {"type": "llamacpp", "n_threads": 1, "n_ctx": 2048, "max_tokens": 256, **llm},
+        # no deadline that a loaded CI machine could trip: the test checks the machinery
+        "llm": {"type": "llamacpp", "n_threads": 1, "n_ctx": 2048, "max_tokens": 256,
+                "timeout_s": 900, **llm},
         # LLM extraction (one call per turn); node and edge decisions offline keep the
         # call count, and so the wall time, small. The slow tests run every decision.
         "extractor": {"type": "realm.construct", "units": "llm", "decisions": "offline"},
