@@ -44,7 +44,7 @@ def _memory(**llm: Any) -> Memory:
         "llm": {"type": "llamacpp", "n_threads": 1, "n_ctx": 2048, "max_tokens": 256,
                 "timeout_s": 900, **llm},
         # LLM extraction (one call per turn); node and edge decisions offline keep the
-        # call count, and so the wall time, small. The slow tests run every decision.
+        # call count, and so the wall time, small. The slow test below runs every decision.
         "extractor": {"type": "realm.construct", "units": "llm", "decisions": "offline"},
     })
 
@@ -89,3 +89,26 @@ def test_memories_in_one_process_share_the_loaded_model() -> None:
     with _memory() as first, _memory(max_tokens=64) as second:
         assert first.llm.model is second.llm.model  # max_tokens is per call, not per model
     assert len([k for k in loaded_models() if k.n_ctx == 2048]) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["realm-llm", "allmem-llm"])
+def test_every_llm_decision_runs_on_the_local_model(preset: str) -> None:
+    """Every LLM decision of the preset (and All-Mem's consolidation) on the real model.
+
+    A 135M model fails often; what must hold is that every failure is a counted,
+    fail-closed outcome: nothing escapes ``add`` or ``consolidate``, and each
+    ``complete_json`` call ends valid, repaired or rejected with a reason.
+    """
+    with Memory.open({"preset": preset, "store": {"type": "memory"},
+                      "llm": {"type": "llamacpp", "n_threads": 1, "max_tokens": 256,
+                              "timeout_s": 900}}) as memory:
+        memory.add(_observations(), namespace="slow")
+        memory.consolidate(namespace="slow")
+        replies = memory.llm.replies.snapshot()
+        usage = memory.usage.snapshot()
+        assert replies and usage["total"]["calls"] >= len(TURNS)
+        outcomes = {k for counts in replies.values() for k in counts}
+        assert outcomes <= {"valid", "repaired"} | {
+            f"rejected:{r}" for r in ("invalid", "truncated", "timeout", "context_window", "other")}
+        assert memory.store.count_nodes("slow") > 0
