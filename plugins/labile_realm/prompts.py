@@ -214,15 +214,20 @@ EDGE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-def edge_schema(shown: int) -> dict[str, Any]:
+def edge_schema(shown: int, existing: bool = True) -> dict[str, Any]:
     """`EDGE_SCHEMA` narrowed to the ``shown`` candidate ids and REALM's predicate names.
 
     See `node_schema`: under a constrained decoder neither an unknown candidate
-    nor an invented predicate can be produced.
+    nor an invented predicate can be produced. Without ``existing`` edges in
+    the prompt, only ``add`` and ``no_change`` are offered: on LoCoMo SmolLM2
+    answered "modify" for edges that did not exist, and every such reply was
+    rejected whole.
     """
     schema = json.loads(json.dumps(EDGE_SCHEMA))
     item = schema["properties"]["edges"]["items"]["properties"]
     item["predicate"] = {"enum": sorted(set(SHORT_BY_PREDICATE.values()))}
+    if not existing:
+        item["operation"] = {"enum": ["add", "no_change"]}
     if shown:
         item["candidate"] = {"enum": list(range(1, shown + 1))}
     else:

@@ -52,6 +52,13 @@ def test_edge_schema_admits_only_shown_ids_and_realm_predicates(
     assert (validate(reply, prompts.edge_schema(shown)) == []) is ok
 
 
+def test_edge_schema_without_existing_edges_offers_only_add_and_no_change() -> None:
+    """SmolLM2 answered "modify" for edges that did not exist (every reply rejected)."""
+    assert validate(_edge(operation="modify"), prompts.edge_schema(2, existing=False)) != []
+    assert validate(_edge(operation="no_change"), prompts.edge_schema(2, existing=False)) == []
+    assert validate(_edge(operation="modify"), prompts.edge_schema(2, existing=True)) == []
+
+
 def test_narrowed_schemas_keep_the_static_ones_untouched() -> None:
     before = json.dumps([prompts.NODE_SCHEMA, prompts.EDGE_SCHEMA], sort_keys=True)
     prompts.node_schema(0)

@@ -84,7 +84,7 @@ class LLMDecider:
         prompt = prompts.edge_decision_prompt(
             node, [(ids.short(c.node.id), c.node) for c in cands], shown
         )
-        reply = self.llm.complete_json(prompt, prompts.edge_schema(len(ids)),
+        reply = self.llm.complete_json(prompt, prompts.edge_schema(len(ids), bool(shown)),
                                        operation="realm.edge_decision", system=prompts.SYSTEM)
         present = {(e.src, e.predicate, e.dst) for e in existing}
         ops: list[EdgeOp] = []
