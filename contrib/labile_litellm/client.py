@@ -8,12 +8,19 @@ set them, so the import never fetches a price map or a tokenizer.
 Per call the client:
 
 1. picks how to ask for JSON (`LiteLLMClient.structured_mode`): JSON-schema
-   mode where ``litellm.supports_response_schema(model)``, JSON-object mode
-   where the provider accepts ``response_format``, else prompt-only (the schema
-   is written into the prompt). Providers force a top-level object in both
-   structured modes, so a schema whose top level is not an object is asked
-   prompt-only. If a provider rejects ``response_format`` in ``auto`` mode,
-   the client steps down one mode for the rest of its life and asks again;
+   mode where ``litellm.supports_response_schema(model)`` or where
+   ``api_base`` names a self-hosted server (litellm cannot know what a local
+   server supports, and every common one constrains decoding by schema in one
+   of two dialects), JSON-object mode where the provider accepts
+   ``response_format``, else prompt-only (the schema is written into the
+   prompt). Providers force a top-level object in the structured modes, so a
+   schema whose top level is not an object is asked prompt-only. If a server
+   rejects the ``response_format`` in ``auto`` mode (at once: a rejected format
+   is never retried, whatever status the server sent it with), the client
+   steps down one mode for the rest of its life and asks again; with an
+   ``api_base`` the step after OpenAI's JSON-schema dialect is
+   ``{"type": "json_object", "schema": …}``, which llama-cpp-python's server
+   understands;
 2. answers from the reply cache when one is configured;
 3. waits for a concurrency slot and the requests-per-minute window;
 4. calls the model with litellm's and the OpenAI SDK's own retries disabled
@@ -28,11 +35,15 @@ Per call the client:
 
 Secrets: keys are read from the environment at call time and passed only to
 litellm; they are never logged, stored, cached, or kept in the config, and
-error messages are redacted before they leave the client.
+error messages are redacted before they leave the client. A loopback
+``api_base`` without ``api_key_env`` gets a placeholder key (`LOCAL_KEY`):
+local servers need none, the OpenAI SDK refuses to send a request without
+one, and the provider's real key has no business going to a local server.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import random
 import re
@@ -40,7 +51,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
+from urllib.parse import urlsplit
 
 import attrs
 import structlog
@@ -53,6 +65,7 @@ from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
     LLMCallError,
+    LLMRequestError,
     RequestLimiter,
     RetryPolicy,
     call_with_retry,
@@ -65,11 +78,29 @@ log = structlog.get_logger(__name__)
 
 INSTALL_HINT = "pip install 'labile[llm]'"
 #: Structured-output modes from strongest to weakest.
-MODES = ("json_schema", "json_object", "prompt")
+MODES = ("json_schema", "json_object_schema", "json_object", "prompt")
+#: Modes that send a ``response_format``.
+_FORMAT_MODES: Final = frozenset({"json_schema", "json_object_schema", "json_object"})
+#: Sent as the key to a loopback ``api_base`` when no ``api_key_env`` is set.
+LOCAL_KEY: Final = "sk-local-no-key"
 _OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")
 
-__all__ = ["INSTALL_HINT", "MODES", "LiteLLMClient", "build", "load_litellm"]
+__all__ = ["INSTALL_HINT", "LOCAL_KEY", "MODES", "LiteLLMClient", "build", "is_loopback",
+           "load_litellm", "without_lengths"]
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether ``url``'s host is this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if not url:
+        return False
+    host = urlsplit(url if "//" in url else f"//{url}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def load_litellm() -> ModuleType:
@@ -194,7 +225,9 @@ class LiteLLMClient(JSONCompletion):
             if self._auto_mode is None:
                 mode = "prompt"
                 try:
-                    if self._litellm.supports_response_schema(model=self.model):
+                    if self.config.api_base or self._litellm.supports_response_schema(
+                        model=self.model
+                    ):
                         mode = "json_schema"
                     elif "response_format" in (
                         self._litellm.get_supported_openai_params(model=self.model) or ()
@@ -214,7 +247,8 @@ class LiteLLMClient(JSONCompletion):
         wanted = self.config.structured_output
         if wanted == "auto":
             mode = self._capability_mode()
-            while mode in self._rejected and mode != "prompt":
+            while mode != "prompt" and (mode in self._rejected or (
+                    mode == "json_object_schema" and not self.config.api_base)):
                 mode = MODES[MODES.index(mode) + 1]
         else:
             mode = wanted
@@ -256,6 +290,8 @@ class LiteLLMClient(JSONCompletion):
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": dict(schema), "strict": False},
             }
+        elif mode == "json_object_schema" and schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": without_lengths(schema)}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         if self.config.api_base:
@@ -304,12 +340,9 @@ class LiteLLMClient(JSONCompletion):
         return reply.text
 
     def _should_step_down(self, err: LLMCallError, mode: str) -> bool:
-        if self.config.structured_output != "auto" or mode not in ("json_schema", "json_object"):
+        if self.config.structured_output != "auto" or mode not in _FORMAT_MODES:
             return False
-        if err.kind is not ErrorKind.BAD_REQUEST:
-            return False
-        text = str(err).lower()
-        return any(word in text for word in ("response_format", "json_schema", "json_object"))
+        return err.kind is ErrorKind.BAD_REQUEST and _mentions_format(str(err))
 
     def _call(self, kwargs: dict[str, Any], *, operation: str, mode: str) -> CachedReply:
         secrets = self._secrets()
@@ -325,13 +358,24 @@ class LiteLLMClient(JSONCompletion):
                         "not set"
                     )
                 call_kwargs["api_key"] = key
+            elif is_loopback(self.config.api_base):
+                call_kwargs["api_key"] = LOCAL_KEY
             with self._limiter.slot():
                 start = time.perf_counter()
                 try:
                     response = self._completion(**call_kwargs)
-                except Exception:
+                except Exception as exc:
                     self.usage.record(operation, latency_ms=(time.perf_counter() - start) * 1000,
                                       failed=True)
+                    if mode in _FORMAT_MODES and _mentions_format(str(exc)):
+                        # A server that cannot read the response_format will not read it on
+                        # a retry either; llama-cpp-python's server answers it with a 500.
+                        raise LLMRequestError(
+                            f"{mode} rejected: {type(exc).__name__}: "
+                            f"{redact(str(exc), secrets)[:600]}",
+                            error_type=type(exc).__name__,
+                            status_code=_int(getattr(exc, "status_code", None)),
+                        ) from exc
                     raise
                 latency_ms = (time.perf_counter() - start) * 1000
             reply = self._read(response, kwargs["messages"])
@@ -389,6 +433,30 @@ class LiteLLMClient(JSONCompletion):
             return max(float(cost or 0.0), 0.0)
         except (TypeError, ValueError):
             return 0.0
+
+
+def without_lengths(schema: Any) -> Any:
+    """``schema`` without string ``maxLength`` (and ``minLength`` capped at 1), recursively.
+
+    For the ``json_object_schema`` dialect: llama-cpp-python's server turns a
+    long ``maxLength`` into a grammar its parser refuses, and then dies with a
+    segmentation fault (REALM's extraction schema did this in 0.3.36). Lengths
+    are still enforced when the reply is validated.
+    """
+    if isinstance(schema, Mapping):
+        out = {k: without_lengths(v) for k, v in schema.items() if k != "maxLength"}
+        if isinstance(out.get("minLength"), int) and out["minLength"] > 1:
+            out["minLength"] = 1
+        return out
+    if isinstance(schema, list):
+        return [without_lengths(v) for v in schema]
+    return schema
+
+
+def _mentions_format(text: str) -> bool:
+    """Whether an error message is about the request's ``response_format``."""
+    lowered = text.lower()
+    return any(word in lowered for word in ("response_format", "json_schema", "json_object"))
 
 
 def _get(obj: Any, name: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"]
 
 
 @attrs.frozen(kw_only=True)
@@ -30,10 +30,16 @@ class LiteLLMConfig:
             llama.cpp server); ``None`` uses the provider's default.
         api_key_env: Name of the environment variable holding the key, when
             it is not the provider's usual one (the value is read per call).
+            Unset with a loopback ``api_base`` (a local server): a placeholder
+            key is sent, never the provider's real key.
         structured_output: How JSON is requested: ``auto`` (JSON-schema mode
-            where litellm says the model supports it, else JSON-object mode
-            where the provider accepts ``response_format``, else prompt-only),
-            or one of the three forced.
+            where litellm says the model supports it or ``api_base`` names a
+            self-hosted server, stepping down when the server rejects it; else
+            JSON-object mode where the provider accepts ``response_format``;
+            else prompt-only), or one mode forced: ``json_schema`` (OpenAI's
+            ``{"type": "json_schema", …}``), ``json_object_schema``
+            (``{"type": "json_object", "schema": …}``, the dialect of
+            llama-cpp-python's server), ``json_object`` or ``prompt``.
         max_repairs: Re-asks after an invalid JSON reply before failing
             closed with `LLMOutputError`.
         max_retries: Retries of rate-limited, timed-out or 5xx requests.
@@ -53,7 +59,8 @@ class LiteLLMConfig:
         default=None, validator=v.optional(v.matches_re(r"^[A-Za-z_][A-Za-z0-9_]*$"))
     )
     structured_output: StructuredOutput = attrs.field(
-        default="auto", validator=v.in_(("auto", "json_schema", "json_object", "prompt"))
+        default="auto",
+        validator=v.in_(("auto", "json_schema", "json_object_schema", "json_object", "prompt")),
     )
     max_repairs: int = attrs.field(default=2, validator=v.ge(0))
     max_retries: int = attrs.field(default=4, validator=v.ge(0))

@@ -46,6 +46,7 @@ BUNDLED: Final[dict[str, str]] = {
     "litellm": "labile_litellm",
     "llm": "labile_llm",
     "bench": "labile_bench",
+    "llamacpp": "labile_llamacpp",
 }
 ESSENTIALS: Final = "labile._essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"

@@ -14,6 +14,7 @@ from labile_llm.jsoncheck import validate
 
 log = structlog.get_logger(__name__)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_LENIENT = json.JSONDecoder(strict=False)
 
 
 def extract_json(text: str) -> Any:
@@ -22,7 +23,8 @@ def extract_json(text: str) -> Any:
     Tries, in order: the whole text; the first fenced code block; the span from
     the first ``{``/``[`` to the last ``}``/``]``; then the same span with
     trailing commas removed and single-quoted strings re-quoted (the commonest
-    breakages of local models).
+    breakages of local models). Each is also read leniently, allowing raw
+    control characters (newlines, tabs) inside strings.
 
     Raises:
         LLMOutputError: no JSON value could be recovered.
@@ -44,6 +46,12 @@ def extract_json(text: str) -> Any:
     for candidate in candidates:
         try:
             return json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            pass
+        try:
+            # Raw newlines or tabs inside strings: strict JSON forbids them, and
+            # llama-cpp-python's schema grammars let a model emit them.
+            return _LENIENT.decode(candidate)
         except (json.JSONDecodeError, ValueError):
             continue
     raise LLMOutputError("the model's reply holds no parsable JSON", raw=text[:2000])
@@ -74,8 +82,10 @@ def json_instruction(schema: Mapping[str, Any]) -> str:
 
 
 def schema_in_prompt(prompt: str, schema: Mapping[str, Any]) -> bool:
-    """Whether ``prompt`` already spells out ``schema`` (a repair prompt does)."""
-    return json.dumps(schema) in prompt or json.dumps(schema, sort_keys=True) in prompt
+    """Whether ``prompt`` already spells out ``schema`` (a repair prompt does, and so do
+    prompts that embed it compactly, as REALM's do)."""
+    return any(json.dumps(schema, sort_keys=keys, separators=seps) in prompt
+               for keys in (False, True) for seps in (None, (",", ":")))
 
 
 class JSONCompletion:

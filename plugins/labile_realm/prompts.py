@@ -142,6 +142,23 @@ NODE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+def node_schema(shown: int) -> dict[str, Any]:
+    """`NODE_SCHEMA` narrowed to the ``shown`` candidate ids (1..shown).
+
+    A model that decodes under the schema (a grammar-constrained local model)
+    then cannot name a candidate the prompt did not show; SmolLM2-135M named
+    candidate 1 with no candidates shown, which made its whole reply invalid.
+    """
+    ids = list(range(1, shown + 1))
+    schema: dict[str, Any] = json.loads(json.dumps(NODE_SCHEMA))
+    props = schema["properties"]
+    props["target"] = {"enum": [*ids, None]}
+    # const, not maxItems 0: llama-cpp-python's grammar converter reads 0 as "no limit"
+    props["related"] = ({"type": "array", "items": {"enum": ids}, "maxItems": shown}
+                        if ids else {"const": []})
+    return schema
+
+
 def node_decision_prompt(unit_text: str, candidates: Sequence[tuple[int, Node, str, float]]) -> str:
     """Ask whether a new unit is added, merged into a candidate, or skipped."""
     lines = "\n".join(
@@ -195,6 +212,27 @@ EDGE_SCHEMA: Final[dict[str, Any]] = {
         },
     },
 }
+
+
+def edge_schema(shown: int, existing: bool = True) -> dict[str, Any]:
+    """`EDGE_SCHEMA` narrowed to the ``shown`` candidate ids and REALM's predicate names.
+
+    See `node_schema`: under a constrained decoder neither an unknown candidate
+    nor an invented predicate can be produced. Without ``existing`` edges in
+    the prompt, only ``add`` and ``no_change`` are offered: on LoCoMo SmolLM2
+    answered "modify" for edges that did not exist, and every such reply was
+    rejected whole.
+    """
+    schema: dict[str, Any] = json.loads(json.dumps(EDGE_SCHEMA))
+    item = schema["properties"]["edges"]["items"]["properties"]
+    item["predicate"] = {"enum": sorted(set(SHORT_BY_PREDICATE.values()))}
+    if not existing:
+        item["operation"] = {"enum": ["add", "no_change"]}
+    if shown:
+        item["candidate"] = {"enum": list(range(1, shown + 1))}
+    else:
+        schema["properties"]["edges"] = {"const": []}
+    return schema
 
 
 def edge_decision_prompt(

@@ -155,10 +155,13 @@ def test_json_schema_mode_where_supported(litellm_module: ModuleType,
 
 
 @pytest.mark.parametrize(("model", "extra", "mode"), [
-    ("ollama/llama3.1", {"api_base": "http://localhost:11434"}, "json_object"),
-    ("hosted_vllm/qwen2.5-7b", {"api_base": "http://localhost:8000/v1"}, "json_object"),
-    ("openai/local-model", {"api_base": "http://localhost:8080/v1"}, "json_object"),
+    ("ollama/llama3.1", {}, "json_object"),
+    ("hosted_vllm/qwen2.5-7b", {}, "json_object"),
     ("nosuchprovider/model", {}, "prompt"),
+    # a self-hosted server: litellm cannot know, so the strongest mode is tried first
+    ("ollama/llama3.1", {"api_base": "http://localhost:11434"}, "json_schema"),
+    ("hosted_vllm/qwen2.5-7b", {"api_base": "http://localhost:8000/v1"}, "json_schema"),
+    ("openai/local-model", {"api_base": "http://127.0.0.1:8080/v1"}, "json_schema"),
 ])
 def test_mode_by_capability(litellm_module: ModuleType, make_fake: Callable[..., Any],
                             model: str, extra: dict[str, Any], mode: str) -> None:
@@ -169,10 +172,66 @@ def test_mode_by_capability(litellm_module: ModuleType, make_fake: Callable[...,
     call = fake.calls[0]
     if mode == "json_object":
         assert call["response_format"] == {"type": "json_object"}
+    elif mode == "json_schema":
+        assert call["response_format"]["json_schema"]["schema"] == SCHEMA
     else:
         assert "response_format" not in call
-    assert json.dumps(SCHEMA, sort_keys=True) in call["messages"][-1]["content"]
+    in_prompt = json.dumps(SCHEMA, sort_keys=True) in call["messages"][-1]["content"]
+    assert in_prompt is (mode != "json_schema")
     assert call.get("api_base") == extra.get("api_base")
+
+
+def test_local_server_steps_down_to_the_llama_cpp_dialect_without_retrying(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], fake_time: Any
+) -> None:
+    """llama-cpp-python's server answers an OpenAI json_schema format with a 500."""
+    rejected = litellm_module.InternalServerError(
+        message="1 validation error: {'loc': ('body', 'response_format', 'type'), 'msg': "
+                "\"Input should be 'text' or 'json_object'\"}", **P)
+    fake = make_fake([rejected, '{"a": 5}', '{"a": 6}'], raw=True)
+    client = _client(litellm_module, fake, fake_time, model="openai/smollm2",
+                     api_base="http://127.0.0.1:8080/v1")
+    assert client.complete_json("a?", SCHEMA, operation="x") == {"a": 5}
+    assert fake_time.sleeps == []  # the rejection was not retried
+    assert fake.calls[0]["response_format"]["type"] == "json_schema"
+    assert fake.calls[1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert json.dumps(SCHEMA, sort_keys=True) not in fake.calls[1]["messages"][-1]["content"]
+    assert client.structured_mode(SCHEMA) == "json_object_schema"
+    assert client.usage.snapshot()["x"]["failures"] == 1
+    # without an api_base the llama.cpp dialect is skipped: hosted APIs reject it
+    hosted = _client(litellm_module, make_fake([rejected, '{"a": 7}'], raw=True))
+    assert hosted.complete_json("a?", SCHEMA, operation="x") == {"a": 7}
+    assert hosted.structured_mode(SCHEMA) == "json_object"
+
+
+@pytest.mark.parametrize(("url", "loopback"), [
+    ("http://127.0.0.1:8080/v1", True), ("http://localhost:11434", True),
+    ("http://[::1]:8000/v1", True), ("127.0.0.2:9", True), ("http://10.0.0.5:8000/v1", False),
+    ("https://api.example.com/v1", False), (None, False), ("", False),
+])
+def test_is_loopback(url: str | None, loopback: bool) -> None:
+    from labile_litellm.client import is_loopback
+
+    assert is_loopback(url) is loopback
+
+
+def test_local_server_gets_a_placeholder_key_never_the_real_one(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from labile_litellm.client import LOCAL_KEY
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    fake = make_fake(['{"a": 1}'], raw=True)
+    _client(litellm_module, fake, model="openai/m", api_base="http://127.0.0.1:9/v1"
+            ).complete_json("a?", SCHEMA, operation="x")
+    assert fake.calls[0]["api_key"] == LOCAL_KEY
+    monkeypatch.setenv("LOCAL_SERVER_KEY", "local-secret")
+    _client(litellm_module, fake, model="openai/m", api_base="http://127.0.0.1:9/v1",
+            api_key_env="LOCAL_SERVER_KEY").complete_json("a?", SCHEMA, operation="x")
+    assert fake.calls[1]["api_key"] == "local-secret"
+    _client(litellm_module, fake, model="openai/m", api_base="https://proxy.example.com/v1"
+            ).complete_json("a?", SCHEMA, operation="x")
+    assert "api_key" not in fake.calls[2]  # a remote endpoint: the provider's own key
 
 
 def test_forced_modes_and_non_object_schema(litellm_module: ModuleType,

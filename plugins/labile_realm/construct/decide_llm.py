@@ -58,7 +58,7 @@ class LLMDecider:
             unit_text(unit),
             [(ids.short(c.node.id), c.node, c.source, c.similarity) for c in candidates],
         )
-        reply = self.llm.complete_json(prompt, prompts.NODE_SCHEMA,
+        reply = self.llm.complete_json(prompt, prompts.node_schema(len(ids)),
                                        operation="realm.node_decision", system=prompts.SYSTEM)
         op = reply["operation"]
         target = None
@@ -102,7 +102,7 @@ class LLMDecider:
         prompt = prompts.edge_decision_prompt(
             node, [(ids.short(c.node.id), c.node) for c in cands], shown
         )
-        reply = self.llm.complete_json(prompt, prompts.EDGE_SCHEMA,
+        reply = self.llm.complete_json(prompt, prompts.edge_schema(len(ids), bool(shown)),
                                        operation="realm.edge_decision", system=prompts.SYSTEM)
         present = {(e.src, e.predicate, e.dst) for e in existing}
         ops: list[EdgeOp] = []

@@ -1,0 +1,119 @@
+"""Scripted replies shaped like the failures SmolLM2-135M produced (docs/local-llm.md).
+
+Each test replays one shape a real small model produced and checks the path
+that now handles it: narrowed decision schemas reject invented ids and
+predicates (and, as grammars, cannot produce them), raw control characters
+in JSON strings parse, and a prompt that already embeds its schema compactly
+is not sent the schema a second time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from labile._llm.scripted import ScriptedLLM, ScriptedLLMConfig
+
+from labile_llm.json_completion import extract_json, schema_in_prompt
+from labile_llm.jsoncheck import validate
+from labile_realm import prompts
+
+
+@pytest.mark.parametrize(("shown", "reply", "ok"), [
+    (0, {"operation": "add", "related": [1]}, False),  # SmolLM2: candidate 1, none shown
+    (0, {"operation": "skip", "target": 1, "related": []}, False),
+    (0, {"operation": "add", "related": [], "target": None}, True),
+    (3, {"operation": "modify", "target": 4, "related": []}, False),
+    (3, {"operation": "modify", "target": 2, "related": [1, 3]}, True),
+    (3, {"operation": "add", "related": [0]}, False),
+])
+def test_node_schema_admits_only_the_ids_shown(shown: int, reply: dict[str, Any],
+                                               ok: bool) -> None:
+    assert (validate(reply, prompts.node_schema(shown)) == []) is ok
+
+
+def _edge(**changes: Any) -> dict[str, Any]:
+    edge = {"candidate": 1, "operation": "add", "predicate": "precedes",
+            "direction": "to_target", "weight": 0.7}
+    return {"edges": [{**edge, **changes}]}
+
+
+@pytest.mark.parametrize(("shown", "reply", "ok"), [
+    (2, _edge(), True),
+    (2, _edge(candidate=3), False),
+    (2, _edge(predicate="causal/precedes"), False),  # the prompt's table shows layer/name
+    (2, _edge(predicate="is_friend_of"), False),
+    (0, {"edges": []}, True),
+    (0, _edge(), False),
+])
+def test_edge_schema_admits_only_shown_ids_and_realm_predicates(
+        shown: int, reply: dict[str, Any], ok: bool) -> None:
+    assert (validate(reply, prompts.edge_schema(shown)) == []) is ok
+
+
+def test_edge_schema_without_existing_edges_offers_only_add_and_no_change() -> None:
+    """SmolLM2 answered "modify" for edges that did not exist (every reply rejected)."""
+    assert validate(_edge(operation="modify"), prompts.edge_schema(2, existing=False)) != []
+    assert validate(_edge(operation="no_change"), prompts.edge_schema(2, existing=False)) == []
+    assert validate(_edge(operation="modify"), prompts.edge_schema(2, existing=True)) == []
+
+
+def test_narrowed_schemas_keep_the_static_ones_untouched() -> None:
+    before = json.dumps([prompts.NODE_SCHEMA, prompts.EDGE_SCHEMA], sort_keys=True)
+    prompts.node_schema(0)
+    prompts.edge_schema(5)
+    assert json.dumps([prompts.NODE_SCHEMA, prompts.EDGE_SCHEMA], sort_keys=True) == before
+
+
+def test_invented_id_reply_is_rejected_through_the_client() -> None:
+    llm = ScriptedLLM(ScriptedLLMConfig(max_repairs=0),
+                      replies=['{"operation": "add", "related": [1]}'])
+    with pytest.raises(Exception, match=r"related: expected \[\]"):
+        llm.complete_json("new unit, no candidates", prompts.node_schema(0),
+                          operation="realm.node_decision")
+
+
+def test_raw_newline_inside_a_json_string_parses() -> None:
+    assert extract_json('{"summary": "line one\nline two", "units": []}') == {
+        "summary": "line one\nline two", "units": []}
+
+
+def test_schema_embedded_compactly_counts_as_in_the_prompt() -> None:
+    from datetime import UTC, datetime
+
+    prompt = prompts.extraction_prompt("", [], "Ann", datetime(2023, 5, 8, tzinfo=UTC), "Hi")
+    assert schema_in_prompt(prompt, prompts.EXTRACT_SCHEMA)
+    assert not schema_in_prompt("no schema here", prompts.EXTRACT_SCHEMA)
+
+
+def test_every_prompt_schema_compiles_to_a_grammar_llama_cpp_accepts() -> None:
+    """With the runtime installed: all of labile's schemas parse in llama.cpp (no segfault)."""
+    from realmodel import missing_model
+
+    if missing_model() is not None:
+        pytest.skip(str(missing_model()))
+    import llama_cpp
+    from labile.bench.judge import JUDGE_SCHEMA
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from labile._answer import ANSWER_SCHEMA
+    from labile_allmem import prompts as allmem
+    from labile_llamacpp.config import LlamaCppConfig
+    from labile_llamacpp.models import ModelKey, shared_model
+    from labile_llamacpp.source import model_file
+
+    model = shared_model(llama_cpp, ModelKey(path=str(model_file(LlamaCppConfig())),
+                                             n_ctx=2048, n_threads=1, n_batch=512))
+    from labile_llamacpp.grammar import GrammarCache
+
+    cache = GrammarCache(llama_cpp.llama_grammar, check=model.grammar_check)
+    schemas = [getattr(m, n) for m in (prompts, allmem) for n in dir(m) if n.endswith("_SCHEMA")]
+    schemas += [ANSWER_SCHEMA, JUDGE_SCHEMA, prompts.node_schema(0), prompts.node_schema(7),
+                prompts.edge_schema(0), prompts.edge_schema(7)]
+    assert len(schemas) >= 16
+    for schema in schemas:
+        assert cache.for_schema(schema) is not None, schema
+    assert cache.unsupported == 0
+    # and the grammar of "no candidates" can only say []
+    assert '"[]"' in json_schema_to_gbnf(json.dumps(prompts.node_schema(0)))
