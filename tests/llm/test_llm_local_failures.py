@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 import pytest
-from labile._llm.scripted import ScriptedLLM, ScriptedLLMConfig
 
 from labile_llm.json_completion import extract_json, schema_in_prompt
 from labile_llm.jsoncheck import validate
+from labile_llm.scripted import ScriptedLLM, ScriptedLLMConfig
 from labile_realm import prompts
 
 
@@ -94,7 +94,7 @@ def test_every_prompt_schema_compiles_to_a_grammar_llama_cpp_accepts() -> None:
     if missing_model() is not None:
         pytest.skip(str(missing_model()))
     import llama_cpp
-    from labile.bench.judge import JUDGE_SCHEMA
+    from labile_bench.judge import JUDGE_SCHEMA
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     from labile._answer import ANSWER_SCHEMA
