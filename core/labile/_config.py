@@ -41,9 +41,7 @@ import attrs
 from labile._convert import (
     CONVERTER,
     ComponentSpec,
-    component_field,
-    config_fields,
-    make_converter,
+    parse_ref,
     strict_str_sequence,
     structure_options,
 )
@@ -98,7 +96,7 @@ class PipelineConfig:
         for kind in _KERNEL_PIPELINE:
             if kind.placement == "list":
                 merged.setdefault(kind.name, ())
-            elif kind.name not in merged:
+            elif kind.name not in merged and not kind.default:
                 raise TypeError(f"PipelineConfig() needs the {kind.name!r} component")
         self.__attrs_init__(
             components=merged, preset=preset, disable_plugins=tuple(disable_plugins),
@@ -109,7 +107,7 @@ class PipelineConfig:
         kind = _KERNEL_ATTRIBUTES.get(name)
         if kind is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return self.components[kind]
+        return self.components.get(kind)
 
     def with_component(self, kind: str, value: SpecOrList) -> PipelineConfig:
         """A copy with kind ``kind``'s component(s) replaced by ``value``."""
@@ -245,6 +243,10 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
             continue
         raw = _at(table, kind.section)
         where = _path(kind.section)
+        if raw is _MISSING and kind.default:
+            if kind.default not in registries[kind.name]:
+                continue  # the kind is optional and its default is not installed
+            raw = kind.default
         if raw is None or raw is _MISSING:
             errors.append(f"required table missing @ {where}")
             continue
@@ -331,21 +333,16 @@ def _check_groups(
 def _build_spec(
     kind: KindSpec, raw: Any, where: str, registries: Registries, errors: list[str]
 ) -> ComponentSpec | None:
-    if isinstance(raw, str):  # shorthand: `embedder = "minilm"`
-        raw = {"type": raw}
-    if not isinstance(raw, Mapping):
-        errors.append(f"expected a table with a 'type' key, got {raw!r} @ {where}")
-        return None
-    name = raw.get("type")
-    if not isinstance(name, str):
-        errors.append(f"missing 'type' (a registered {kind.name} name) @ {where}")
+    try:  # a table, or the shorthand `embedder = "minilm"`
+        name, options = parse_ref(kind.name, raw)
+    except (TypeError, ValueError) as exc:
+        errors.append(f"{exc} @ {where}")
         return None
     try:
         component = registries[kind.name].get(name)
     except LookupError as exc:
         errors.append(f"{exc} @ {where}.type")
         return None
-    options = {k: v for k, v in raw.items() if k != "type"}
     try:
         config = structure_options(component, options, where, registries)
     except ConfigError as exc:
@@ -355,7 +352,6 @@ def _build_spec(
 
 
 __all__ = [
-    "CONVERTER", "DEFAULT_PRESETS", "ComponentSpec", "PipelineConfig", "component_field",
-    "config_fields", "make_converter", "merge_tables", "plugins_disabled", "preset_table",
-    "read_toml", "resolve", "structure_options", "top_level_keys",
+    "CONVERTER", "DEFAULT_PRESETS", "PipelineConfig", "merge_tables", "plugins_disabled",
+    "preset_table", "read_toml", "resolve", "structure_options",
 ]

@@ -188,21 +188,28 @@ def make_converter() -> cattrs.Converter:
     return conv
 
 
+def parse_ref(kind: str, value: Any) -> tuple[str, dict[str, Any]]:
+    """A reference written in a config, as ``(name, options)``.
+
+    Raises:
+        TypeError: ``value`` is neither a name nor a table.
+        ValueError: the table has no string ``type``.
+    """
+    if isinstance(value, str):
+        return value, {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a {kind} name or a table with a 'type' key, got {value!r}")
+    name = value.get("type")
+    if not isinstance(name, str):
+        raise ValueError(f"missing 'type' (a registered {kind} name)")
+    return name, {k: v for k, v in value.items() if k != "type"}
+
+
 def _ref_hook(kind: str, conv: cattrs.Converter) -> Callable[[Any, Any], ComponentSpec]:
     def structure(value: Any, _t: Any) -> ComponentSpec:
         if isinstance(value, ComponentSpec):
             return value
-        options: dict[str, Any] = {}
-        if isinstance(value, str):
-            name = value
-        elif isinstance(value, Mapping):
-            named = value.get("type")
-            if not isinstance(named, str):
-                raise ValueError(f"missing 'type' (a registered {kind} name)")
-            name = named
-            options = {k: v for k, v in value.items() if k != "type"}
-        else:
-            raise TypeError(f"expected a {kind} name or a table with a 'type' key, got {value!r}")
+        name, options = parse_ref(kind, value)
         registries = _REGISTRIES.get()
         if registries is None:
             if options:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from labile._config import config_fields
+from labile._convert import config_fields
 from labile._registry import Registries
 
 _VALUE_KINDS = ("node_kind", "predicate", "preset")

@@ -20,13 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Final, Literal, Protocol
+from typing import Final, Literal, Protocol, get_args
 
 import attrs
 
 from labile._errors import DuplicateComponentError, PluginLoadError, UnknownComponentError
 from labile._model import NodeKind, Predicate
 from labile._protocols import (
+    Answerer,
     Consolidator,
     Embedder,
     Expander,
@@ -40,14 +41,15 @@ from labile._protocols import (
 
 #: Where a kind's components are named in a pipeline config:
 #:
-#: * ``"single"``: one table at ``section`` (``[store]``), required;
+#: * ``"single"``: one table at ``section`` (``[store]``), required unless the
+#:   kind has a ``default``;
 #: * ``"list"``: an array of tables at ``section`` (``[[retrieval.seed]]``);
 #: * ``"nested"``: only inside another component's options (a field made with
 #:   `labile._convert.component_field`); the host component builds it;
 #: * ``"registry"``: never in a pipeline config; the kernel looks the
 #:   components up by name (node kinds, predicates, presets).
 Placement = Literal["single", "list", "nested", "registry"]
-PLACEMENTS: Final = ("single", "list", "nested", "registry")
+PLACEMENTS: Final = get_args(Placement)
 
 #: Top-level config keys that belong to the kernel, not to a kind.
 RESERVED_KEYS: Final = frozenset({"preset", "plugins"})
@@ -100,6 +102,8 @@ class KindSpec:
         placement: Where a pipeline config names the components (see `Placement`).
         section: The config path of a ``single`` or ``list`` kind
             (``("store",)``, ``("retrieval", "seed")``); empty otherwise.
+        default: For a single kind, the component used when a config names
+            none (if it is registered): the kind's table may then be left out.
         aliases: Names that still resolve to a registered component, such as
             the ``"offline"`` / ``"llm"`` spellings of configs written before
             the decision became a kind; `labile check` prints the new name.
@@ -114,6 +118,7 @@ class KindSpec:
     placement: Placement = "nested"
     section: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple,
                                          validator=_check_section)
+    default: str = ""
     aliases: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_aliases,
                                              hash=False)
     doc: str = ""
@@ -267,6 +272,16 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         """,
     ),
     KindSpec(
+        name="answerer", plural="answerers", protocol=Answerer, placement="single",
+        section=("answerer",), default="llm.answerer",
+        doc="""Add answerers: what ``Memory.answer`` delegates to.
+
+        ``factory(config, deps)`` returns a `labile._protocols.Answerer`; ``deps``
+        is a `labile._protocols.Deps`. A config may leave ``[answerer]`` out:
+        ``llm.answerer`` (from the ``labile_llm`` bundle) answers then.
+        """,
+    ),
+    KindSpec(
         name="node_kind", plural="node_kinds", protocol=NodeKind, values=True,
         placement="registry",
         doc="""Add node kinds. ``factory`` is a `labile._model.NodeKind` (a value, not a callable).
@@ -354,13 +369,6 @@ class KindTable:
 
     def __iter__(self) -> Iterator[KindSpec]:
         return iter(list(self._kinds.values()))
-
-    def __len__(self) -> int:
-        return len(self._kinds)
-
-    def names(self) -> list[str]:
-        """Kind names in declaration order."""
-        return list(self._kinds)
 
     def plugin_of(self, name: str) -> str:
         """The plugin that declared kind ``name`` (``"labile"`` for the kernel's)."""

@@ -13,16 +13,17 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import pluggy
 import structlog
 
 from labile._config import PipelineConfig, plugins_disabled, read_toml, resolve
-from labile._errors import InputError
+from labile._errors import ConfigError, InputError
 from labile._model import (
     AddReport,
+    Answer,
     Feedback,
     Hit,
     Observation,
@@ -36,6 +37,7 @@ from labile._model import (
 from labile._pipeline import build_pipeline
 from labile._plugins import get_plugin_manager
 from labile._protocols import (
+    Answerer,
     Consolidator,
     Embedder,
     Expander,
@@ -49,9 +51,6 @@ from labile._protocols import (
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
-
-if TYPE_CHECKING:
-    from labile._answer import Answer
 
 log = structlog.get_logger(__name__)
 
@@ -281,15 +280,21 @@ class Memory:
         as_of: datetime | None = None,
         budget_tokens: int = 2000,
     ) -> Answer:
-        """Answer ``question`` from memory; returns a `labile._answer.Answer`.
+        """Answer ``question`` from memory with the pipeline's answerer.
 
-        Retrieves, builds a dated context within ``budget_tokens``, asks the
-        pipeline's LLM, maps citations to node ids, then runs the
-        reconsolidators with the answer (see `labile._answer.answer_question`).
+        The answerer (``[answerer]``, by default ``llm.answerer``: retrieve,
+        build a dated context within ``budget_tokens``, ask the pipeline's LLM,
+        map citations to node ids, then run the reconsolidators with the
+        answer) is a component like any other; see `labile._protocols.Answerer`.
+
+        Raises:
+            ConfigError: the pipeline has no answerer.
         """
-        from labile._answer import answer_question
-
-        return answer_question(self, question, namespace=namespace, k=k, as_of=as_of,
+        answerer: Answerer | None = self.components.get("answerer")
+        if answerer is None:
+            raise ConfigError("this pipeline has no answerer: name one in [answerer] "
+                              "(the 'llm' plugin registers llm.answerer)")
+        return answerer.answer(self, question, namespace=namespace, k=k, as_of=as_of,
                                budget_tokens=budget_tokens)
 
     # -- learning -----------------------------------------------------------

@@ -364,3 +364,30 @@ class OperationReport:
     def bump(self, key: str, n: int = 1) -> None:
         """Add ``n`` to the count of ``key``."""
         self.counts[key] = self.counts.get(key, 0) + n
+
+
+@attrs.frozen(kw_only=True)
+class Answer:
+    """What ``Memory.answer`` returns: an answer with its evidence and its cost.
+
+    Attributes:
+        text: The answer.
+        cited: Node ids the answer cites (context order, no duplicates).
+        result: The retrieval result the answer was built from.
+        usage: LLM usage of this answer by operation (retrieval, answer and
+            feedback calls), in `UsageMeter.snapshot` shape, ``"total"`` included.
+        context: The evidence text shown to the model.
+        context_ids: Node ids of the context lines; line ``[i]`` is
+            ``context_ids[i - 1]``.
+        feedback: Reports of the reconsolidators that ran (empty if none).
+        prompt_version: The version of the answerer's prompt, if it has one.
+    """
+
+    text: str
+    cited: tuple[str, ...]
+    result: RetrievalResult
+    usage: dict[str, dict[str, Any]]
+    context: str = ""
+    context_ids: tuple[str, ...] = ()
+    feedback: tuple[OperationReport, ...] = ()
+    prompt_version: str = ""

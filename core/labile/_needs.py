@@ -23,12 +23,6 @@ from labile._registry import Registries
 NO_LLM: Final = "none"
 
 
-def provided_by(llm_name: str) -> frozenset[str]:
-    """What a pipeline whose client is named ``llm_name`` provides: ``{"llm"}``
-    unless it is the ``none`` client."""
-    return frozenset() if llm_name == NO_LLM else frozenset({"llm"})
-
-
 def component_refs(
     config: PipelineConfig, registries: Registries
 ) -> Iterator[tuple[str, ComponentSpec]]:
@@ -83,11 +77,10 @@ def check_needs(config: PipelineConfig, registries: Registries, *, llm_name: str
     Raises:
         ConfigError: listing every such component with its path and the fix.
     """
-    provided = provided_by(llm_name)
     problems = []
     for where, spec in component_refs(config, registries):
         component = registries.component(spec)
-        if "llm" in component.needs and "llm" not in provided:
+        if "llm" in component.needs and llm_name == NO_LLM:
             offline = [c.name for c in registries[spec.kind] if "llm" not in c.needs]
             alternative = (f", or choose a {spec.kind} that needs none: {', '.join(offline)}"
                            if offline else "")

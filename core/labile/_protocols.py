@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from labile._model import (
     AddReport,
+    Answer,
     Edge,
     Feedback,
     Hit,
@@ -32,6 +33,7 @@ from labile._model import (
 )
 
 if TYPE_CHECKING:
+    from labile._memory import Memory
     from labile._registry import Registries
     from labile._schema import Schema
     from labile._usage import UsageMeter
@@ -277,6 +279,17 @@ class Consolidator(Protocol):
 
     def after_add(self, namespace: str, report: AddReport) -> OperationReport | None:
         """Called after every ``add``; may run a pass (e.g. every N sessions)."""
+        ...
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """Answers a question from a memory: what ``Memory.answer`` delegates to."""
+
+    def answer(self, memory: Memory, question: str, *, namespace: str, k: int,
+               as_of: datetime | None, budget_tokens: int) -> Answer:
+        """Retrieve ``k`` hits from ``memory`` (as of ``as_of``), answer from at most
+        ``budget_tokens`` of evidence, and let the memory learn from the answer."""
         ...
 
 

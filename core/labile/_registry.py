@@ -28,6 +28,7 @@ T = TypeVar("T")
 
 #: What a component may declare it needs from the pipeline.
 NEEDS: Final = frozenset({"llm"})
+_KERNEL: Final = {kind.name: kind for kind in KERNEL_KINDS}
 
 
 @attrs.frozen
@@ -94,7 +95,7 @@ class Registry(Generic[T]):
     """
 
     def __init__(self, kind: KindSpec | str) -> None:
-        self.spec = kind if isinstance(kind, KindSpec) else _kernel_kind(kind)
+        self.spec = kind if isinstance(kind, KindSpec) else _KERNEL[kind]
         self.kind = self.spec.name
         self._items: dict[str, Component[T]] = {}
         self.load_errors: list[PluginLoadError] = []
@@ -140,13 +141,6 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items)
-
-
-def _kernel_kind(name: str) -> KindSpec:
-    for kind in KERNEL_KINDS:
-        if kind.name == name:
-            return kind
-    return KindSpec(name=name, plural=f"{name}s", placement="registry")
 
 
 class Registries:

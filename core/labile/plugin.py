@@ -25,7 +25,6 @@ are the kernel's own business.
 
 from __future__ import annotations
 
-from labile._answer import ANSWER_PROMPT_VERSION, answer_question, usage_delta, usage_meters
 from labile._commands import (
     CommandRun,
     Configure,
@@ -50,6 +49,7 @@ from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
 from labile._model import (
     AddReport,
+    Answer,
     Edge,
     Feedback,
     Hit,
@@ -70,6 +70,7 @@ from labile._model import (
     utcnow,
 )
 from labile._protocols import (
+    Answerer,
     Consolidator,
     CoreDeps,
     Deps,
@@ -86,18 +87,18 @@ from labile._protocols import (
     StoreDeps,
 )
 from labile._registry import NoConfig, Register
-from labile._usage import UsageMeter, estimate_tokens
+from labile._usage import UsageMeter, estimate_tokens, usage_delta, usage_meters
 from labile._vectors import cosine
 
 __all__ = [
-    "ANSWER_PROMPT_VERSION", "AddReport", "CommandRun", "ComponentSpec", "ConfigError",
+    "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "Deps", "Direction", "Edge", "Embedder",
     "Expander", "Extractor", "Feedback", "Filter", "Hit", "InputError", "KindSpec", "LLMClient",
     "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig", "Node",
     "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",
     "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "answer_question",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options",
     "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "hookimpl", "open_memory",
     "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow",
 ]

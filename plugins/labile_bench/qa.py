@@ -1,6 +1,6 @@
 """QA evaluation: answer benchmark questions from a memory, judge them, aggregate.
 
-For each question `QAEvaluator.evaluate` runs `labile._answer.answer_question`
+For each question `QAEvaluator.evaluate` runs `labile_llm.answer.answer_question`
 with the *answer* model, scores the prediction against the reference with the
 local metrics of `labile_bench.metrics` (token F1, BLEU-1, ROUGE-L) and, when a
 *judge* model is given, with the LLM judge (`labile_bench.judge`). Tokens,
@@ -32,17 +32,16 @@ import attrs
 import structlog
 
 from labile.plugin import (
-    ANSWER_PROMPT_VERSION,
     LLMError,
     RetrievalResult,
     UsageMeter,
-    answer_question,
     structure_options,
     usage_delta,
     usage_meters,
 )
 from labile_bench.judge import JUDGE_PROMPT_VERSION, judge, judge_prompt_sha256
 from labile_bench.metrics import bleu1, percentile, rouge_l, token_f1
+from labile_llm.answer import ANSWER_PROMPT_VERSION, answer_question
 
 if TYPE_CHECKING:
     from labile import Memory

@@ -14,7 +14,8 @@ way:
 * `labile_llm.tokens`: token counting as litellm does it, offline.
 
 As a plugin it registers the ``scripted`` client (`ScriptedLLM`), which
-replays canned replies for tests and demos. The kernel keeps only the
+replays canned replies for tests and demos, and the default answerer
+``llm.answerer`` (`labile_llm.answer`). The kernel keeps only the
 contract (`labile._protocols.LLMClient`), the ``none`` client and the usage
 meter; ``labile_litellm`` is the hosted/local client built on this package.
 """
@@ -22,10 +23,11 @@ meter; ``labile_litellm`` is the hosted/local client built on this package.
 from __future__ import annotations
 
 from labile.plugin import Register, hookimpl
+from labile_llm.answer import LLMAnswerer
 from labile_llm.json_completion import JSONCompletion, extract_json
 from labile_llm.scripted import ScriptedLLM, ScriptedLLMConfig
 
-__all__ = ["JSONCompletion", "ScriptedLLM", "ScriptedLLMConfig", "extract_json"]
+__all__ = ["JSONCompletion", "LLMAnswerer", "ScriptedLLM", "ScriptedLLMConfig", "extract_json"]
 
 
 @hookimpl
@@ -33,3 +35,11 @@ def labile_register_llms(register: Register) -> None:
     """Register ``scripted``."""
     register("scripted", ScriptedLLM, config=ScriptedLLMConfig,
              summary="replays canned replies; for tests and demos")
+
+
+@hookimpl
+def labile_register_answerers(register: Register) -> None:
+    """Register ``llm.answerer``, what ``Memory.answer`` runs by default."""
+    register("llm.answerer", LLMAnswerer,
+             summary="answers from a dated evidence context with the pipeline's LLM, then "
+                     "lets the memory learn from the answer")

@@ -9,7 +9,7 @@ the kernel's offline estimate (`labile._usage.estimate_tokens`).
 The litellm client counts a call's tokens with it when the provider reports
 none, and the ``scripted`` client always does (unless told to estimate), so
 usage figures of tests and of real runs are comparable. Both clients expose
-it as their ``count_tokens`` method, which `labile._answer` uses to fit the
+it as their ``count_tokens`` method, which `labile_llm.answer` uses to fit the
 evidence context into its token budget.
 """
 

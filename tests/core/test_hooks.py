@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from labile import Memory, hookimpl
-from labile._errors import SchemaError
+from labile._errors import ConfigError, SchemaError
 from labile._hashing import HashingEmbedder
 from labile._memstore import MemoryStore
 from labile._model import (
     AddReport,
+    Answer,
     Edge,
     Feedback,
     Hit,
@@ -241,6 +242,37 @@ def test_hook_labile_register_consolidators() -> None:
         (report,) = memory.consolidate(namespace="n")
         assert report.counts == {"archived": 2}
         assert memory.stats("n")["store"]["visible_nodes"] == 0
+
+
+def test_hook_labile_register_answerers() -> None:
+    asked: list[tuple[str, str, int, int]] = []
+
+    class Echo:
+        def __init__(self, config: Any, deps: Any) -> None:
+            self.store = deps.store
+
+        def answer(self, memory: Memory, question: str, *, namespace: str, k: int,
+                   as_of: Any, budget_tokens: int) -> Answer:
+            asked.append((question, namespace, k, budget_tokens))
+            result = memory.search(question, namespace=namespace, k=k, as_of=as_of)
+            return Answer(text=result.hits[0].node.content, cited=(), result=result, usage={})
+
+    class P:
+        @hookimpl
+        def labile_register_answerers(self, register: Any) -> None:
+            register("t.echo", Echo)
+
+    with memory_with(P(), answerer={"type": "t.echo"}) as memory:
+        memory.add(observations(["a red apple", "a blue car"]), namespace="n")
+        answer = memory.answer("apple?", namespace="n", k=3, budget_tokens=50)
+    assert answer.text.endswith("a red apple") and asked == [("apple?", "n", 3, 50)]
+    with memory_with(P()) as memory:  # left out: the llm bundle's default answers
+        assert type(memory.components["answerer"]).__name__ == "LLMAnswerer"
+    without_llm = get_plugin_manager(block=["llm"])
+    with Memory.open(BASE, plugin_manager=without_llm) as memory:
+        assert "answerer" not in memory.config.components
+        with pytest.raises(ConfigError, match=r"no answerer.*\[answerer\]"):
+            memory.answer("anything?", namespace="n")
 
 
 def test_hook_labile_register_node_kinds() -> None:

@@ -11,21 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile._answer import (
-    ANSWER_PROMPT_VERSION,
-    ANSWER_SCHEMA,
-    Answer,
-    answer_question,
-    build_context,
-    usage_delta,
-)
 from labile._errors import InputError, LLMOutputError
 from labile._hookspecs import hookimpl
 from labile._memory import Memory
-from labile._model import Feedback, Hit, Node, OperationReport, Reach, RetrievalResult
-from labile._usage import UsageMeter
+from labile._model import Answer, Feedback, Hit, Node, OperationReport, Reach, RetrievalResult
+from labile._usage import UsageMeter, usage_delta
 from labile.testing import observations
 from labile_llm import ScriptedLLM
+from labile_llm.answer import ANSWER_PROMPT_VERSION, ANSWER_SCHEMA, answer_question, build_context
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -83,7 +83,7 @@ def test_config_is_strict_and_secret_free(make_pm: Callable[..., Any]) -> None:
 
 def test_importing_labile_does_not_import_litellm() -> None:
     code = (
-        "import sys, labile, labile._answer, labile_bench.qa, labile_bench.judge, "
+        "import sys, labile, labile_llm.answer, labile_bench.qa, labile_bench.judge, "
         "labile_bench.longmemeval_run, labile_llm.retry, labile_llm.cache, labile_litellm\n"
         "from labile._plugins import get_plugin_manager\n"
         "from labile._registry import collect\n"

@@ -1,6 +1,7 @@
-"""Answering from memory: retrieve, build a dated context within a budget, ask, cite, learn.
+"""The default answerer: retrieve, build a dated context within a budget, ask, cite, learn.
 
-`answer_question` is what `Memory.answer` runs:
+`answer_question` is what ``llm.answerer`` (`LLMAnswerer`, so ``Memory.answer``)
+runs:
 
 1. ``memory.search(question, namespace=…, k=…, as_of=…)``;
 2. `build_context` turns the hits into numbered, dated evidence lines that fit
@@ -22,20 +23,29 @@ only together with the version, since benchmark numbers depend on it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
 import structlog
 
-from labile._errors import InputError
-from labile._model import Hit, Node, OperationReport, RetrievalResult
-from labile._usage import UsageMeter, estimate_tokens
+from labile.plugin import (
+    Answer,
+    Deps,
+    Hit,
+    InputError,
+    LLMClient,
+    NoConfig,
+    Node,
+    OperationReport,
+    RetrievalResult,
+    estimate_tokens,
+    usage_delta,
+    usage_meters,
+)
 
 if TYPE_CHECKING:
-    from labile._memory import Memory
-    from labile._protocols import LLMClient
+    from labile import Memory
 
 log = structlog.get_logger(__name__)
 
@@ -43,14 +53,12 @@ __all__ = [
     "ANSWER_PROMPT_VERSION",
     "ANSWER_SCHEMA",
     "ANSWER_SYSTEM",
-    "Answer",
+    "LLMAnswerer",
     "answer_question",
     "build_context",
     "format_evidence",
     "render_answer_prompt",
     "token_counter_of",
-    "usage_delta",
-    "usage_meters",
 ]
 
 #: Bump together with any change to `ANSWER_SYSTEM` or `render_answer_prompt`.
@@ -81,33 +89,6 @@ ANSWER_SCHEMA: Final[dict[str, Any]] = {
 
 TokenCounter = Callable[[str], int]
 _SPACES = re.compile(r"\s+")
-
-
-@attrs.frozen(kw_only=True)
-class Answer:
-    """The outcome of `answer_question`.
-
-    Attributes:
-        text: The model's answer.
-        cited: Node ids the answer cites (context order, no duplicates).
-        result: The retrieval result the answer was built from.
-        usage: LLM usage of this answer by operation (retrieval, answer and
-            feedback calls), in `UsageMeter.snapshot` shape, ``"total"`` included.
-        context: The evidence text shown to the model.
-        context_ids: Node ids of the context lines; line ``[i]`` is
-            ``context_ids[i - 1]``.
-        feedback: Reports of the reconsolidators that ran (empty if none).
-        prompt_version: `ANSWER_PROMPT_VERSION` at the time.
-    """
-
-    text: str
-    cited: tuple[str, ...]
-    result: RetrievalResult
-    usage: dict[str, dict[str, Any]]
-    context: str = ""
-    context_ids: tuple[str, ...] = ()
-    feedback: tuple[OperationReport, ...] = ()
-    prompt_version: str = ANSWER_PROMPT_VERSION
 
 
 # -- context ------------------------------------------------------------------
@@ -234,52 +215,6 @@ def render_answer_prompt(question: str, context: str, *, as_of: datetime) -> str
     )
 
 
-# -- usage ----------------------------------------------------------------------
-
-
-def usage_meters(objs: Iterable[Any]) -> list[UsageMeter]:
-    """The distinct `UsageMeter` instances among ``objs`` (others are ignored)."""
-    out: list[UsageMeter] = []
-    for obj in objs:
-        if isinstance(obj, UsageMeter) and all(obj is not m for m in out):
-            out.append(obj)
-    return out
-
-
-def usage_delta(
-    before: Sequence[dict[str, dict[str, Any]]], after: Sequence[dict[str, dict[str, Any]]]
-) -> dict[str, dict[str, Any]]:
-    """Per-operation difference of meter snapshots, summed over meters (``total`` recomputed).
-
-    Args:
-        before: `UsageMeter.snapshot` of each meter before the work.
-        after: Snapshots of the same meters, in the same order, after it.
-
-    Returns:
-        ``{operation: {calls, failures, prompt_tokens, ...}, "total": {...}}``
-        holding only operations that changed.
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for b, a in zip(before, after, strict=True):
-        for op, figures in a.items():
-            if op == "total":
-                continue
-            old = b.get(op, {})
-            diff = {key: value - old.get(key, 0) for key, value in figures.items()}
-            if any(diff.values()):
-                slot = out.setdefault(op, dict.fromkeys(diff, 0))
-                for key, value in diff.items():
-                    slot[key] = slot.get(key, 0) + value
-    total: dict[str, Any] = {}
-    for figures in out.values():
-        for key, value in figures.items():
-            total[key] = total.get(key, 0) + value
-    out["total"] = total or {"calls": 0, "failures": 0, "prompt_tokens": 0,
-                             "completion_tokens": 0, "cost_usd": 0.0, "latency_ms": 0.0,
-                             "cache_hits": 0}
-    return out
-
-
 # -- the whole loop ---------------------------------------------------------------
 
 
@@ -348,4 +283,18 @@ def answer_question(
         reports = memory.feedback(result, answer=text, cited=cited)
     usage = usage_delta(before, [m.snapshot() for m in meters])
     return Answer(text=text, cited=tuple(cited), result=result, usage=usage, context=context,
-                  context_ids=tuple(ids), feedback=tuple(reports))
+                  context_ids=tuple(ids), feedback=tuple(reports),
+                  prompt_version=ANSWER_PROMPT_VERSION)
+
+
+class LLMAnswerer:
+    """``llm.answerer``: `answer_question` with the pipeline's own LLM client."""
+
+    def __init__(self, config: NoConfig, deps: Deps) -> None:
+        del config, deps  # the memory handed to `answer` carries the client
+
+    def answer(self, memory: Memory, question: str, *, namespace: str, k: int,
+               as_of: datetime | None, budget_tokens: int) -> Answer:
+        """See `labile.plugin.Answerer`; runs `answer_question`."""
+        return answer_question(memory, question, namespace=namespace, k=k, as_of=as_of,
+                               budget_tokens=budget_tokens)
