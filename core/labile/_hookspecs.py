@@ -5,7 +5,7 @@ Each registration hook receives a ``register`` callback; call
 component (add ``needs=("llm",)`` when it calls the LLM client).
 ``factory(config, deps)`` is called when a pipeline is built, with the
 structured config (an instance of ``ConfigClass``, whose every field has a
-default) and the deps its kind receives (`labile._protocols.Deps` for
+default) and the deps its kind receives (`labile.plugin.Deps` for
 everything built after the store). Names are global per kind and, by
 convention, ``<bundle>.<component>``; a clash raises `DuplicateComponentError`
 at startup. Registration hooks are called once per plugin manager, in no
@@ -13,7 +13,7 @@ guaranteed order, and must not do expensive work: import heavy dependencies
 inside factories.
 
 There is one registration hook per component kind, ``labile_register_<plural>``,
-made from the kind's declaration (`labile._kinds.KindSpec`): the kernel's
+made from the kind's declaration (`labile.plugin.KindSpec`): the kernel's
 kinds are declared in `labile._kinds.KERNEL_KINDS`, a bundle's in its
 ``labile_declare_kinds`` hook.
 """
@@ -87,7 +87,7 @@ def labile_register_commands(register: RegisterCommand) -> None:
     without ``run`` only gives a group its help line. ``configure(parser)``
     adds the command's arguments to its `argparse.ArgumentParser`;
     ``run(args)`` does the work, writes its results to stdout
-    (`labile._commands.echo`) and returns the exit status (``None`` means 0);
+    (`labile.plugin.echo`) and returns the exit status (``None`` means 0);
     a `LabileError` it raises is printed as ``error: …`` with status 2.
 
     The hook runs every time the command line starts, so import heavy

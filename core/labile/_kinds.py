@@ -45,7 +45,7 @@ from labile._protocols import (
 #:   kind has a ``default``;
 #: * ``"list"``: an array of tables at ``section`` (``[[retrieval.seed]]``);
 #: * ``"nested"``: only inside another component's options (a field made with
-#:   `labile._convert.component_field`); the host component builds it;
+#:   `labile.plugin.component_field`); the host component builds it;
 #: * ``"registry"``: never in a pipeline config; the kernel looks the
 #:   components up by name (node kinds, predicates, presets).
 Placement = Literal["single", "list", "nested", "registry"]
@@ -92,8 +92,8 @@ class KindSpec:
             (``"realm.seed_planner"``).
         plural: Names the registration hook, ``labile_register_<plural>``
             (dots become underscores); for the kernel's list kinds, also the
-            attribute under which `labile._config.PipelineConfig` and
-            `labile._memory.Memory` hold the components (``seeders``).
+            attribute under which `labile.PipelineConfig` and
+            `labile.Memory` hold the components (``seeders``).
         protocol: What a component is: the `typing.Protocol` a factory's
             product satisfies, or the class of a value kind's values
             (``None``: anything, e.g. presets).
@@ -184,8 +184,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         name="store", plural="stores", protocol=Store, placement="single", section=("store",),
         doc="""Add storage backends.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Store`; ``deps`` is
-        a `labile._protocols.StoreDeps`: ``deps.embedder`` says which vectors the
+        ``factory(config, deps)`` returns a `labile.plugin.Store`; ``deps`` is
+        a `labile.plugin.StoreDeps`: ``deps.embedder`` says which vectors the
         store will hold (a store must refuse to open data written with another
         embedder) and ``deps.llm`` is the pipeline's client.
         """,
@@ -193,18 +193,18 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
     KindSpec(
         name="embedder", plural="embedders", protocol=Embedder, placement="single",
         section=("embedder",),
-        doc="""Add embedders. ``factory(config, deps)`` returns a `labile._protocols.Embedder`.
+        doc="""Add embedders. ``factory(config, deps)`` returns a `labile.plugin.Embedder`.
 
-        Embedders are built first: ``deps`` is a `labile._protocols.CoreDeps`
+        Embedders are built first: ``deps`` is a `labile.plugin.CoreDeps`
         (schema, usage meter, registries, clock), with no store, embedder or
         LLM client.
         """,
     ),
     KindSpec(
         name="llm", plural="llms", protocol=LLMClient, placement="single", section=("llm",),
-        doc="""Add LLM clients. ``factory(config, deps)`` returns a `labile._protocols.LLMClient`.
+        doc="""Add LLM clients. ``factory(config, deps)`` returns a `labile.plugin.LLMClient`.
 
-        ``deps`` is a `labile._protocols.CoreDeps`. A client must validate JSON
+        ``deps`` is a `labile.plugin.CoreDeps`. A client must validate JSON
         output against the schema it is given and fail closed with
         `LLMOutputError`; it records every call in ``deps.usage``. A client
         named ``"none"`` means "no model": components registered with
@@ -216,8 +216,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("extractor",),
         doc="""Add extractors: the write path from observations to nodes and edges.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Extractor`; ``deps``
-        is a `labile._protocols.Deps`. Its ``ingest`` runs inside one store batch
+        ``factory(config, deps)`` returns a `labile.plugin.Extractor`; ``deps``
+        is a `labile.plugin.Deps`. Its ``ingest`` runs inside one store batch
         per ``Memory.add`` call.
         """,
     ),
@@ -226,8 +226,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("retrieval", "seed"),
         doc="""Add seed atoms: the first stage of retrieval.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Seeder`; ``deps``
-        is a `labile._protocols.Deps`. Seeders of one pipeline run independently
+        ``factory(config, deps)`` returns a `labile.plugin.Seeder`; ``deps``
+        is a `labile.plugin.Deps`. Seeders of one pipeline run independently
         and their hits merge by node id.
         """,
     ),
@@ -236,8 +236,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("retrieval", "expand"),
         doc="""Add expansion atoms that grow the hit set over the graph.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Expander`; ``deps``
-        is a `labile._protocols.Deps`. Expanders run in the configured order,
+        ``factory(config, deps)`` returns a `labile.plugin.Expander`; ``deps``
+        is a `labile.plugin.Deps`. Expanders run in the configured order,
         each receiving the previous one's output.
         """,
     ),
@@ -246,8 +246,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("retrieval", "filter"),
         doc="""Add filter atoms that re-score, reorder or trim hits.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Filter`; ``deps`` is
-        a `labile._protocols.Deps`. Filters run in the configured order after
+        ``factory(config, deps)`` returns a `labile.plugin.Filter`; ``deps`` is
+        a `labile.plugin.Deps`. Filters run in the configured order after
         expansion.
         """,
     ),
@@ -256,8 +256,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         placement="list", section=("reconsolidate",),
         doc="""Add reconsolidation operators, run by ``Memory.feedback`` after a retrieval.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Reconsolidator`;
-        ``deps`` is a `labile._protocols.Deps`. It may change edge weights and add
+        ``factory(config, deps)`` returns a `labile.plugin.Reconsolidator`;
+        ``deps`` is a `labile.plugin.Deps`. It may change edge weights and add
         edges; it must not touch node content.
         """,
     ),
@@ -266,8 +266,8 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("consolidate",),
         doc="""Add consolidation operators, run by ``Memory.consolidate`` (and after adds).
 
-        ``factory(config, deps)`` returns a `labile._protocols.Consolidator`;
-        ``deps`` is a `labile._protocols.Deps`. It must never delete a node or
+        ``factory(config, deps)`` returns a `labile.plugin.Consolidator`;
+        ``deps`` is a `labile.plugin.Deps`. It must never delete a node or
         change its content.
         """,
     ),
@@ -276,15 +276,15 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
         section=("answerer",), default="llm.answerer",
         doc="""Add answerers: what ``Memory.answer`` delegates to.
 
-        ``factory(config, deps)`` returns a `labile._protocols.Answerer`; ``deps``
-        is a `labile._protocols.Deps`. A config may leave ``[answerer]`` out:
+        ``factory(config, deps)`` returns a `labile.plugin.Answerer`; ``deps``
+        is a `labile.plugin.Deps`. A config may leave ``[answerer]`` out:
         ``llm.answerer`` (from the ``labile_llm`` bundle) answers then.
         """,
     ),
     KindSpec(
         name="node_kind", plural="node_kinds", protocol=NodeKind, values=True,
         placement="registry",
-        doc="""Add node kinds. ``factory`` is a `labile._model.NodeKind` (a value, not a callable).
+        doc="""Add node kinds. ``factory`` is a `labile.plugin.NodeKind` (a value, not a callable).
 
         Nodes of unregistered kinds are rejected on write.
         """,
@@ -292,7 +292,7 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
     KindSpec(
         name="predicate", plural="predicates", protocol=Predicate, values=True,
         placement="registry",
-        doc="""Add edge predicates. ``factory`` is a `labile._model.Predicate` (a value).
+        doc="""Add edge predicates. ``factory`` is a `labile.plugin.Predicate` (a value).
 
         Edges with unregistered predicates are rejected on write; symmetric
         predicates get their reverse edge written automatically.

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from labile import _hookspecs as hookspecs
-from labile._docgen import components_markdown, hooks_markdown
+from labile._docgen import components_markdown, hooks_markdown, split_examples
 from labile._memory import build_registries
 from labile._plugins import BUNDLED, get_plugin_manager
 
@@ -22,13 +22,17 @@ HOOKS = [n for n, _ in inspect.getmembers(hookspecs, inspect.isfunction) if n.st
 
 
 def test_hook_reference_is_generated_and_current() -> None:
-    """docs/plugins/hooks.md is exactly what the hook specs' docstrings say."""
+    """docs/plugins/hooks.md is exactly what the hook specs, Protocols, examples and
+    bundled plugins say, and shows every hook with an example."""
     text = (ROOT / "docs/plugins/hooks.md").read_text()
-    assert text.strip() == hooks_markdown().strip(), (
+    examples = split_examples((ROOT / "docs/plugins/hook_examples.py").read_text())
+    expected = hooks_markdown(get_plugin_manager(only=BUNDLED), examples)
+    assert text.strip() == expected.strip(), (
         "regenerate: python -m labile._docgen hooks > docs/plugins/hooks.md"
     )
     for name in HOOKS:
-        assert f"## `{name}(" in text
+        assert f"### `{name}(" in text
+        assert name in examples, f"docs/plugins/hook_examples.py has no '# --- {name}'"
 
 
 def test_every_hook_is_exercised_by_a_test() -> None:
