@@ -35,6 +35,7 @@ from labile._hookspecs import hookimpl
 from labile._memory import Memory, build_registries
 from labile._model import (
     AddReport,
+    Answer,
     Edge,
     Feedback,
     Hit,
@@ -55,8 +56,8 @@ from labile._protocols import Deps
 from labile._registry import NoConfig, collect
 
 __all__ = [
-    "AddReport", "ConfigError", "Deps", "DuplicateComponentError", "Edge", "Feedback", "Hit",
-    "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer", "Memory",
+    "AddReport", "Answer", "ConfigError", "Deps", "DuplicateComponentError", "Edge", "Feedback",
+    "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer", "Memory",
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",

@@ -185,7 +185,8 @@ def test_plugins_use_only_the_public_kernel_surface() -> None:
     `labile.testing`, `labile.text`), so the kernel's internals can change
     without breaking a plugin.
     """
-    roots = [ROOT / "plugins", ROOT / "contrib", ROOT / "docs" / "examples"]
+    roots = [ROOT / "plugins", ROOT / "contrib", ROOT / "docs" / "examples",
+             ROOT / "docs" / "plugins"]
     offenders = [
         f"{path.relative_to(ROOT)}:{line}: {module}"
         for root in roots
@@ -213,3 +214,16 @@ def test_the_private_import_scan_sees_every_form() -> None:
               "from labile import _vectors, Memory\nfrom labile.plugin import Hit\n")
     assert private_kernel_imports(source) == [
         (1, "labile._model"), (2, "labile._memory"), (3, "labile._vectors")]
+
+
+def test_every_property_test_states_its_property() -> None:
+    """Each ``@given`` test has a docstring: the property it checks, in words."""
+    bare = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            given = any("given" in ast.unparse(d).split("(")[0] for d in node.decorator_list)
+            if given and len(ast.get_docstring(node) or "") < 20:
+                bare.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not bare, "property tests without a docstring stating the property:\n" + "\n".join(bare)
