@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
+from core_helpers import OFFLINE
 
 from labile import Memory, hookimpl
 from labile._errors import ConfigError, SchemaError
@@ -33,13 +34,7 @@ from labile._plugins import get_plugin_manager
 from labile.testing import observations
 from labile_llm import ScriptedLLM
 
-BASE: dict[str, Any] = {
-    "store": {"type": "memory"},
-    "embedder": {"type": "hashing"},
-    "llm": {"type": "none"},
-    "extractor": {"type": "baseline.turns"},
-    "retrieval": {"seed": [{"type": "baseline.bm25"}]},
-}
+BASE = OFFLINE
 
 
 def memory_with(plugin: object, **table: Any) -> Memory:

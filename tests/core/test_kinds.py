@@ -7,6 +7,7 @@ from typing import Any, Protocol
 import attrs
 import pluggy
 import pytest
+from core_helpers import OFFLINE
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -34,13 +35,7 @@ from labile.plugin import (
 from labile.testing import observations
 from labile_llm import ScriptedLLM
 
-BASE: dict[str, Any] = {
-    "store": {"type": "memory"},
-    "embedder": {"type": "hashing"},
-    "llm": {"type": "none"},
-    "extractor": {"type": "baseline.turns"},
-    "retrieval": {"seed": [{"type": "baseline.bm25"}]},
-}
+BASE = OFFLINE
 
 
 class Scorer(Protocol):

@@ -86,13 +86,13 @@ def test_every_module_imports_under_warnings_as_errors() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def plugin_imports(source: str) -> list[tuple[int, str]]:
-    """``(line, module)`` of every import of a ``labile_*`` package in ``source``.
+def imported_modules(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every module ``source`` imports.
 
     Every ``import`` and ``from … import`` statement counts, wherever it is
     (module level, inside functions or ``if TYPE_CHECKING:``), and so does a
     dynamic import of a literal name (``importlib.import_module("labile_x")``,
-    ``__import__("labile_x")``).
+    ``__import__("labile_x")``); ``from labile import _x`` imports ``labile._x``.
     """
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(source)):
@@ -101,13 +101,21 @@ def plugin_imports(source: str) -> list[tuple[int, str]]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
+            if node.module == "labile":
+                names += [f"labile.{a.name}" for a in node.names if a.name.startswith("_")]
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
                 names = [node.args[0].value]
-        found += [(node.lineno, n) for n in names if n.split(".")[0].startswith("labile_")]
+        found += [(node.lineno, n) for n in names]
     return sorted(found)
+
+
+def plugin_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of a ``labile_*`` package in ``source``."""
+    return [(line, m) for line, m in imported_modules(source)
+            if m.split(".")[0].startswith("labile_")]
 
 
 def test_the_kernel_imports_no_plugin_package() -> None:
@@ -165,17 +173,7 @@ PUBLIC_KERNEL_MODULES = ("labile", "labile.plugin", "labile.testing", "labile.te
 
 def private_kernel_imports(source: str) -> list[tuple[int, str]]:
     """``(line, module)`` of every import of a private kernel module (``labile._…``)."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
-        modules: list[str] = []
-        if isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            modules = [node.module]
-            if node.module == "labile":
-                modules += [f"labile.{a.name}" for a in node.names if a.name.startswith("_")]
-        found += [(node.lineno, m) for m in modules if m.startswith("labile._")]
-    return sorted(found)
+    return [(line, m) for line, m in imported_modules(source) if m.startswith("labile._")]
 
 
 def test_plugins_use_only_the_public_kernel_surface() -> None:
