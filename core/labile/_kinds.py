@@ -150,6 +150,9 @@ class KindSpec:
                 f"kind {self.name!r}: value kinds are looked up by name, never built, so "
                 f"their placement must be 'registry', got {self.placement!r}"
             )
+        if self.default and self.placement != "single":
+            raise ValueError(f"kind {self.name!r}: only a single kind has a default component "
+                             f"(placement is {self.placement!r})")
         bad = [a for a in self.aliases if not isinstance(a, str) or not a]
         if bad or not all(isinstance(t, str) and t for t in self.aliases.values()):
             raise ValueError(f"kind {self.name!r}: aliases map names to names, got "

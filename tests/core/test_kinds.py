@@ -264,6 +264,8 @@ def test_declare_takes_only_kind_declarations() -> None:
     ({"name": "acme.x", "plural": "acme.xs", "placement": "list", "section": ("preset",)},
      "reserved"),
     ({"name": "acme.x", "plural": "acme.xs", "placement": "everywhere"}, "placement must be one"),
+    ({"name": "acme.x", "plural": "acme.xs", "placement": "list", "section": ("x",),
+      "default": "acme.x.one"}, "only a single kind has a default"),
 ])
 def test_kind_declarations_are_validated(fields: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
@@ -403,3 +405,30 @@ def test_aliases_resolve_to_their_target_and_are_never_listed(aliases: dict[str,
     assert reg.names() == sorted(targets)
     for alias, target in aliases.items():
         assert reg.get(alias).name == target and alias in reg
+
+
+def test_a_single_kind_with_a_default_may_be_left_out_of_a_config() -> None:
+    """Left out, the default is used when registered and the kind is absent when not;
+    named, it is checked like any single kind."""
+    tagger = KindSpec(name="acme.tagger", plural="acme.taggers", placement="single",
+                      section=("tagger",), default="acme.tagger.plain")
+
+    class Declares:
+        @hookimpl
+        def labile_declare_kinds(self, declare: Any) -> None:
+            declare(tagger)
+
+    class Registers:
+        @hookimpl
+        def labile_register_acme_taggers(self, register: Any) -> None:
+            register("acme.tagger.plain", lambda config, deps: "plain")
+
+    with_default = collect(get_plugin_manager(extra=[Declares(), Registers()]))
+    assert resolve(BASE, with_default).components["acme.tagger"].type == "acme.tagger.plain"
+    without = collect(get_plugin_manager(extra=[Declares()]))
+    assert "acme.tagger" not in resolve(BASE, without).components
+    with pytest.raises(ConfigError, match=r"unknown acme.tagger 'nope'.*\$\.tagger\.type"):
+        resolve({**BASE, "tagger": "nope"}, with_default)
+    with Memory.open({**BASE}, plugin_manager=get_plugin_manager(
+            extra=[Declares(), Registers()])) as memory:
+        assert memory.components["acme.tagger"] == "plain"
