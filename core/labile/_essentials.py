@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from labile._hashing import HashingConfig, HashingEmbedder
 from labile._hookspecs import hookimpl
-from labile._llm import NoLLM, NoLLMConfig
 from labile._memstore import MemoryStore, MemoryStoreConfig
+from labile._nollm import NoLLM, NoLLMConfig
 from labile._registry import Register
 
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from labile._hashing import HashingConfig, HashingEmbedder
-from labile._llm import NoLLM
 from labile._memstore import MemoryStore
 from labile._model import Observation
+from labile._nollm import NoLLM
 from labile._plugins import get_plugin_manager
 from labile._protocols import Deps, Embedder, LLMClient, Store
 from labile._registry import Registries, collect

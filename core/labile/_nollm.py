@@ -1,4 +1,9 @@
-"""The ``none`` LLM: the offline default, which refuses every call with a clear hint."""
+"""The ``none`` LLM: the offline default, which refuses every call with a clear hint.
+
+The `labile._protocols.LLMClient` protocol is the contract; the machinery that
+real clients share (JSON extraction, validation and repair, retries, the reply
+cache) and the ``scripted`` test client live in the `labile_llm` package.
+"""
 
 from __future__ import annotations
 
