@@ -85,6 +85,10 @@ class SeedConfig:
             keyword query: every event description names them, so they carry
             no lexical signal, and a store whose BM25 statistics span many
             namespaces would weigh them heavily.
+        anchor_boost: Added to the hybrid score of a node spoken by one of the
+            plan's anchors (the people the question names): entity-anchored
+            seeding without a graph walk. A question about Ana is most often
+            answered by something Ana said.
         node_types: Fixed node kinds (short or full names) overriding the plan's T.
         use_time_range: Enforce the plan's τ in hybrid mode.
         planning: Options of the offline planner (also the LLM planner's fallback).
@@ -103,6 +107,7 @@ class SeedConfig:
     normalise_keywords: Literal["max", "minmax"] = attrs.field(
         default="minmax", validator=in_(("max", "minmax")))
     drop_participants: bool = True
+    anchor_boost: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     node_types: tuple[str, ...] = ()
     use_time_range: bool = True
     planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
@@ -227,6 +232,7 @@ class RealmSeeder:
                 sims[n.id] = cosine(vector, n.embedding)
         top_sim = max(sims.values(), default=0.0)
         low_sim = min(sims.values(), default=0.0)
+        anchors = _anchor_words(plan.anchors) if cfg.anchor_boost > 0 else []
         out = []
         for i, n in nodes.items():
             sim = sims.get(i, 0.0)
@@ -237,7 +243,11 @@ class RealmSeeder:
                 emb = (sim - low_sim) / (top_sim - low_sim)
             kw = kw_score(lexical[i][1]) if i in lexical else 0.0
             score = cfg.embedding_weight * max(emb, 0.0) + cfg.keyword_weight * kw
-            out.append((n, score, {"embedding": sim, "keyword": kw}))
+            parts = {"embedding": sim, "keyword": kw}
+            if anchors and _spoken_by(n, anchors):
+                score += cfg.anchor_boost
+                parts["anchor"] = cfg.anchor_boost
+            out.append((n, score, parts))
         return out
 
     def _learn_participants(self, namespace: str, nodes: Any) -> None:
@@ -279,3 +289,15 @@ def make_seeder(atom: str, mode: SeedMode) -> Any:
     factory.__name__ = f"build_{mode}"
     return factory
 
+
+def _anchor_words(names: tuple[str, ...]) -> list[set[str]]:
+    return [w for w in (set(words(n)) for n in names) if w]
+
+
+def _spoken_by(node: Node, anchors: list[set[str]]) -> bool:
+    """Whether the node's speaker is one of the anchors (every word of a name matches)."""
+    speaker = node.attrs.get("speaker")
+    if not isinstance(speaker, str) or not speaker:
+        return False
+    said = set(words(speaker))
+    return any(a <= said for a in anchors)
