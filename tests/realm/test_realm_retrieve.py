@@ -14,7 +14,7 @@ from labile._protocols import Deps
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
-from labile_realm.retrieve.expand import ExpandConfig, RealmExpander, parse_include
+from labile_realm.retrieve.expand import ExpandConfig, RealmExpander
 from labile_realm.retrieve.plan import (
     STATE_ACTIVATED,
     STATE_EXPANSION,
@@ -23,6 +23,7 @@ from labile_realm.retrieve.plan import (
     OfflinePlannerConfig,
     SeedPlan,
     TemporalDecay,
+    parse_include,
     question_keywords,
     question_node_types,
     question_time_range,

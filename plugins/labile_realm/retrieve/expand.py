@@ -56,44 +56,19 @@ from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
     ExpansionAction,
-    LayerFilter,
     OfflinePlannerConfig,
     SeedPlan,
     TemporalDecay,
+    parse_include,
     plans_of,
 )
 from labile_realm.retrieve.score import access_score, edge_score, path_score, temporal_delta
-from labile_realm.schema import CONTRADICTS, PREDICATE_BY_SHORT, PREDICATES_BY_LAYER, kind_name
+from labile_realm.schema import CONTRADICTS, kind_name
 
 log = structlog.get_logger(__name__)
 
 #: What every edge says under ``typed = false`` (the no-typed-predicates ablation).
 UNTYPED_DESCRIPTION = "related"
-
-
-def parse_include(items: Sequence[str]) -> tuple[LayerFilter, ...]:
-    """Parse ``"layer[/predicate[/direction]]"`` strings into `LayerFilter` items.
-
-    Raises:
-        ValueError: an unknown layer, a predicate outside its layer, or a bad direction.
-    """
-    out = []
-    for item in items:
-        parts = [p.strip() for p in item.split("/")]
-        layer = parts[0]
-        predicate = parts[1] if len(parts) > 1 and parts[1] else None
-        direction = parts[2] if len(parts) > 2 and parts[2] else "both"
-        if layer not in PREDICATES_BY_LAYER:
-            raise ValueError(f"unknown layer {layer!r} in {item!r}")
-        if predicate is not None:
-            full = PREDICATE_BY_SHORT.get(predicate, predicate)
-            if full not in PREDICATES_BY_LAYER[layer]:
-                raise ValueError(f"predicate {predicate!r} is not in layer {layer!r}")
-            predicate = full
-        if direction not in ("forward", "backward", "both"):
-            raise ValueError(f"direction must be forward, backward or both, got {direction!r}")
-        out.append(LayerFilter(layer=layer, predicate=predicate, direction=direction))  # type: ignore[arg-type]
-    return tuple(out)
 
 
 def _check_include(_inst: object, _attr: object, value: tuple[str, ...]) -> None:

@@ -26,7 +26,14 @@ import attrs
 from labile.plugin import Deps, Hit, NoConfig, Query
 from labile.text.tokenize import content_words
 from labile_realm.retrieve.question import QuestionReading, read_question
-from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
+from labile_realm.schema import (
+    ENTITY,
+    EPISODE,
+    EVENT,
+    FACT,
+    PREDICATE_BY_SHORT,
+    PREDICATES_BY_LAYER,
+)
 from labile_text.entities import named_entities
 from labile_text.keywords import keyphrases
 from labile_text.timeparse import resolve_time_expressions
@@ -91,6 +98,31 @@ class LayerFilter:
         if self.predicate and predicate != self.predicate:
             return False
         return self.direction == "both" or (self.direction == "forward") == forward
+
+
+def parse_include(items: Sequence[str]) -> tuple[LayerFilter, ...]:
+    """Parse ``"layer[/predicate[/direction]]"`` strings into `LayerFilter` items.
+
+    Raises:
+        ValueError: an unknown layer, a predicate outside its layer, or a bad direction.
+    """
+    out = []
+    for item in items:
+        parts = [p.strip() for p in item.split("/")]
+        layer = parts[0]
+        predicate = parts[1] if len(parts) > 1 and parts[1] else None
+        direction = parts[2] if len(parts) > 2 and parts[2] else "both"
+        if layer not in PREDICATES_BY_LAYER:
+            raise ValueError(f"unknown layer {layer!r} in {item!r}")
+        if predicate is not None:
+            full = PREDICATE_BY_SHORT.get(predicate, predicate)
+            if full not in PREDICATES_BY_LAYER[layer]:
+                raise ValueError(f"predicate {predicate!r} is not in layer {layer!r}")
+            predicate = full
+        if direction not in ("forward", "backward", "both"):
+            raise ValueError(f"direction must be forward, backward or both, got {direction!r}")
+        out.append(LayerFilter(layer=layer, predicate=predicate, direction=direction))  # type: ignore[arg-type]
+    return tuple(out)
 
 
 @attrs.frozen(kw_only=True)

@@ -13,7 +13,12 @@ run independently and merge by node id, keeping the best score.
   candidate (the union of the two candidate lists; a candidate missing from
   the lexical list has keyword score 0, which is what BM25 gives a node
   sharing no keyword). The plan's time range τ applies here only; nodes
-  without a time pass it.
+  without a time pass it. With ``fusion = "zscore"`` the two signals are
+  standardised over the candidates instead (``w_k·z(BM25) + w_e·z(cosine)``,
+  plus the anchor boost) and the sum is squashed into (0, 1) by a logistic,
+  so downstream scores (eq. 8 and 9) keep their scale. Standardising lets
+  each signal count by how far a candidate stands out from the others rather
+  than by the raw scale of its scores.
 
 Node types T filter the seeds but never empty them: if T with the score
 threshold leaves nothing, the threshold is dropped; if T alone still leaves
@@ -23,6 +28,8 @@ namespace always yields seeds.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
@@ -85,6 +92,8 @@ class SeedConfig:
             keyword query: every event description names them, so they carry
             no lexical signal, and a store whose BM25 statistics span many
             namespaces would weigh them heavily.
+        fusion: How hybrid mode combines the signals: ``"weighted"`` (the
+            normalised scores, weighted) or ``"zscore"`` (see the module docstring).
         anchor_boost: Added to the hybrid score of a node spoken by one of the
             plan's anchors (the people the question names): entity-anchored
             seeding without a graph walk. A question about Ana is most often
@@ -107,6 +116,8 @@ class SeedConfig:
     normalise_keywords: Literal["max", "minmax"] = attrs.field(
         default="minmax", validator=in_(("max", "minmax")))
     drop_participants: bool = True
+    fusion: Literal["weighted", "zscore"] = attrs.field(
+        default="weighted", validator=in_(("weighted", "zscore")))
     anchor_boost: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     node_types: tuple[str, ...] = ()
     use_time_range: bool = True
@@ -233,6 +244,8 @@ class RealmSeeder:
         top_sim = max(sims.values(), default=0.0)
         low_sim = min(sims.values(), default=0.0)
         anchors = _anchor_words(plan.anchors) if cfg.anchor_boost > 0 else []
+        if cfg.fusion == "zscore":
+            return self._zscore_fusion(nodes, sims, lexical, anchors)
         out = []
         for i, n in nodes.items():
             sim = sims.get(i, 0.0)
@@ -248,6 +261,25 @@ class RealmSeeder:
                 score += cfg.anchor_boost
                 parts["anchor"] = cfg.anchor_boost
             out.append((n, score, parts))
+        return out
+
+    def _zscore_fusion(
+        self, nodes: dict[str, Node], sims: dict[str, float],
+        lexical: dict[str, tuple[Node, float]], anchors: list[set[str]],
+    ) -> list[tuple[Node, float, dict[str, float]]]:
+        cfg = self.config
+        ids = sorted(nodes)
+        raw_kw = [lexical[i][1] if i in lexical else 0.0 for i in ids]
+        raw_sim = [sims.get(i, 0.0) for i in ids]
+        out = []
+        for i, zk, ze, kw, sim in zip(ids, _zscores(raw_kw), _zscores(raw_sim), raw_kw, raw_sim,
+                                      strict=True):
+            z = cfg.keyword_weight * zk + cfg.embedding_weight * ze
+            parts = {"embedding": sim, "keyword": kw, "z": z}
+            if anchors and _spoken_by(nodes[i], anchors):
+                z += cfg.anchor_boost
+                parts["anchor"] = cfg.anchor_boost
+            out.append((nodes[i], 1.0 / (1.0 + math.exp(-z)), parts))
         return out
 
     def _learn_participants(self, namespace: str, nodes: Any) -> None:
@@ -301,3 +333,12 @@ def _spoken_by(node: Node, anchors: list[set[str]]) -> bool:
         return False
     said = set(words(speaker))
     return any(a <= said for a in anchors)
+
+
+def _zscores(values: Sequence[float]) -> list[float]:
+    """``(v - mean) / std``; all 0 when the values do not vary."""
+    arr = np.asarray(values, dtype=np.float64)
+    std = float(arr.std()) if arr.size else 0.0
+    if std <= 1e-12:
+        return [0.0] * len(values)
+    return [float(z) for z in (arr - arr.mean()) / std]
