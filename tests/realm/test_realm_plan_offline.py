@@ -175,3 +175,37 @@ def test_reconsolidation_credits_the_path_retrieval_followed() -> None:
     op.reconsolidate(result, Feedback(answer="Jon opened a dance studio"))
     (edge,) = off.store.get_edges("n", [edge_id("a", "realm.triggers", "b")])
     assert edge.weight == pytest.approx(0.6)
+
+
+def _twins() -> Any:
+    """Two events saying the same thing, by different speakers, and one unrelated."""
+    deps = make_deps()
+    rows = [("x", "Ben", "I love painting sunsets by the lake"),
+            ("y", "Ana", "I love painting sunsets by the lake"),
+            ("z", "Ana", "The bus was late again this morning")]
+    vecs = deps.embedder.embed([t for _, _, t in rows])
+    deps.store.upsert_nodes("n", [
+        Node(id=i, kind=EVENT, content=t, description=t, embedding=v, sources=(f"T{i}",),
+             time_start=AS_OF, attrs={"speaker": who})
+        for (i, who, t), v in zip(rows, vecs, strict=True)])
+    return deps
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "zscore"])
+def test_anchor_boost_favours_the_named_speaker(fusion: str) -> None:
+    from labile_realm.retrieve.seed import RealmSeeder, SeedConfig
+
+    deps = _twins()
+    text = "What does Ana love painting?"
+    query = Query(text=text, namespace="n", as_of=AS_OF, vector=deps.embedder.embed([text])[0])
+    hits = RealmSeeder("realm.hybrid_match", "hybrid_match",
+                       SeedConfig(fusion=fusion, anchor_boost=0.3, drop_participants=False),  # type: ignore[arg-type]
+                       deps).seed(query, {})
+    assert [h.node.id for h in hits][:2] == ["y", "x"]
+    assert hits[0].scores["anchor"] == 0.3 and "anchor" not in hits[1].scores
+    if fusion == "zscore":
+        assert all(0.0 < h.score < 1.0 for h in hits)
+    plain = RealmSeeder("realm.hybrid_match", "hybrid_match",
+                        SeedConfig(fusion=fusion, drop_participants=False),  # type: ignore[arg-type]
+                        deps).seed(query, {})
+    assert plain[0].score == pytest.approx(plain[1].score)  # the twins tie without anchors
