@@ -209,3 +209,31 @@ def test_anchor_boost_favours_the_named_speaker(fusion: str) -> None:
                         SeedConfig(fusion=fusion, drop_participants=False),  # type: ignore[arg-type]
                         deps).seed(query, {})
     assert plain[0].score == pytest.approx(plain[1].score)  # the twins tie without anchors
+
+
+def test_context_weight_finds_the_reply_through_precedes() -> None:
+    """A reply sharing no word with the question is seeded through the turn before it."""
+    from labile_realm.retrieve.seed import RealmSeeder, SeedConfig
+
+    deps = make_deps()
+    rows = [("q1", "Have you ever been to the lighthouse museum?"),
+            ("r1", "Yes, twice last year with my sister!"),
+            ("o1", "My sister bakes bread every Sunday")]
+    vecs = deps.embedder.embed([t for _, t in rows])
+    deps.store.upsert_nodes("n", [
+        Node(id=i, kind=EVENT, content=t, description=t, embedding=v, sources=(f"T{i}",),
+             time_start=AS_OF) for (i, t), v in zip(rows, vecs, strict=True)])
+    deps.store.upsert_edges("n", [Edge(id=edge_id("q1", "realm.precedes", "r1"), src="q1",
+                                       dst="r1", predicate="realm.precedes", weight=0.8)])
+    text = "lighthouse museum"
+    query = Query(text=text, namespace="n", as_of=AS_OF, vector=deps.embedder.embed([text])[0])
+
+    def seed(gamma: float) -> dict[str, float]:
+        cfg = SeedConfig(context_weight=gamma, normalise_keywords="max", candidates=1)
+        hits = RealmSeeder("realm.keywords_match", "keywords_match", cfg, deps).seed(query, {})
+        return {h.node.id: h.score for h in hits}
+
+    assert "r1" not in seed(0.0)
+    with_context = seed(0.5)
+    assert with_context["q1"] == 1.0 and with_context["r1"] == pytest.approx(0.5)
+    assert "o1" not in with_context

@@ -20,6 +20,12 @@ run independently and merge by node id, keeping the best score.
   each signal count by how far a candidate stands out from the others rather
   than by the raw scale of its scores.
 
+With ``context_weight`` γ > 0, hybrid and keyword matching read the graph's
+temporal order: an event's keyword score gains γ × the BM25 score of the event
+that ``precedes`` it, and the successors of lexical matches join the
+candidates. A reply ("Yes, twice last year!") shares few words with the
+question it answers, but the turn before it does.
+
 Node types T filter the seeds but never empty them: if T with the score
 threshold leaves nothing, the threshold is dropped; if T alone still leaves
 nothing, T is dropped too (and then the time range). So a non-empty
@@ -58,7 +64,7 @@ from labile_realm.retrieve.plan import (
     SeedMode,
     SeedPlan,
 )
-from labile_realm.schema import kind_name
+from labile_realm.schema import PRECEDES, kind_name
 
 log = structlog.get_logger(__name__)
 
@@ -92,6 +98,8 @@ class SeedConfig:
             keyword query: every event description names them, so they carry
             no lexical signal, and a store whose BM25 statistics span many
             namespaces would weigh them heavily.
+        context_weight: γ, the share of the preceding event's BM25 score an
+            event's keyword score gains (0: off; see the module docstring).
         fusion: How hybrid mode combines the signals: ``"weighted"`` (the
             normalised scores, weighted) or ``"zscore"`` (see the module docstring).
         anchor_boost: Added to the hybrid score of a node spoken by one of the
@@ -116,6 +124,7 @@ class SeedConfig:
     normalise_keywords: Literal["max", "minmax"] = attrs.field(
         default="minmax", validator=in_(("max", "minmax")))
     drop_participants: bool = True
+    context_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     fusion: Literal["weighted", "zscore"] = attrs.field(
         default="weighted", validator=in_(("weighted", "zscore")))
     anchor_boost: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
@@ -220,6 +229,8 @@ class RealmSeeder:
             text = self._keyword_text(ns, plan, query)
             for node, score in self.store.text_search(ns, text, cfg.candidates, where=where):
                 lexical[node.id] = (node, float(score))
+            if cfg.context_weight > 0 and lexical:
+                lexical = self._with_context(ns, lexical, dense, where)
         if mode == "query_match":
             return [(n, s, {"embedding": s}) for n, s in dense.values()]
         top_lex = max((s for _, s in lexical.values()), default=0.0)
@@ -261,6 +272,36 @@ class RealmSeeder:
                 score += cfg.anchor_boost
                 parts["anchor"] = cfg.anchor_boost
             out.append((n, score, parts))
+        return out
+
+    def _with_context(
+        self, namespace: str, lexical: dict[str, tuple[Node, float]],
+        dense: dict[str, tuple[Node, float]], where: NodeFilter | None,
+    ) -> dict[str, tuple[Node, float]]:
+        """Keyword scores plus γ × the predecessor's, over ``precedes`` edges.
+
+        Successors of lexical matches that passed neither list join with
+        their context score alone (if ``where`` accepts them).
+        """
+        gamma = self.config.context_weight
+        before: dict[str, float] = {}
+        for e in self.store.edges_of(namespace, list(lexical), direction="out"):
+            if e.predicate != PRECEDES or e.src not in lexical or e.attrs.get("retired"):
+                continue
+            before[e.dst] = max(before.get(e.dst, 0.0), lexical[e.src][1])
+        if not before:
+            return lexical
+        known = {i: n for i, (n, _) in lexical.items()}
+        known.update((i, n) for i, (n, _) in dense.items())
+        unknown = [i for i in before if i not in known]
+        for node in self.store.get_nodes(namespace, unknown) if unknown else []:
+            if where is None or where.accepts(node):
+                known[node.id] = node
+        out = dict(lexical)
+        for i, prev in before.items():
+            if i in known:
+                own = lexical[i][1] if i in lexical else 0.0
+                out[i] = (known[i], own + gamma * prev)
         return out
 
     def _zscore_fusion(
