@@ -11,6 +11,7 @@ works offline on the embedded default. Output goes to stdout; logs
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Sequence
@@ -226,6 +227,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
         when = node.time_start.date().isoformat() if node.time_start else "-"
         echo(f"{rank:>2}. {hit.score:.3f} [{node.kind} {when}] {node.description or node.content}")
         echo(f"      sources: {', '.join(node.sources)}  via: {hit.via.atom}")
+    scores = [hit.score for hit in result.hits]
+    if any(later > earlier for earlier, later in itertools.pairwise(scores)):
+        # Some filters rank by more than the score (REALM's aggregation puts
+        # hits that add new source turns first): say so rather than let the
+        # numbers look mis-sorted.
+        echo("(ranked by the pipeline's last filter, whose ordering rules can override "
+             "the score shown; each score is the hit's own relevance)")
     echo(f"({result.total_ms:.1f} ms, of which {result.embed_ms:.1f} ms embedding the query)")
     return 0
 

@@ -1,4 +1,5 @@
-"""Baseline pipelines: one node per observation, no graph (``dense``, ``bm25``, ``hybrid``).
+"""Baseline pipelines: one node per observation, no graph (``dense``, ``bm25``, ``hybrid``,
+``context``).
 
 They are the floor every method bundle must beat, and they exercise the
 preset and config machinery end to end.
@@ -18,17 +19,22 @@ def labile_register_node_kinds(register: Register) -> None:
 
 @hookimpl
 def labile_register_extractors(register: Register) -> None:
-    """``baseline.turns``: one node per observation."""
+    """``baseline.turns``: one node per observation; ``baseline.context_turns``: the same,
+    indexed with the turn before it."""
+    from labile_baseline.context import ContextTurnExtractor, ContextTurnExtractorConfig
     from labile_baseline.turns import TurnExtractor, TurnExtractorConfig
 
     register("baseline.turns", TurnExtractor, config=TurnExtractorConfig,
              summary="one node per observation: '[date] speaker: text', embedded as is")
+    register("baseline.context_turns", ContextTurnExtractor, config=ContextTurnExtractorConfig,
+             summary="one node per observation, full-text indexed with the turn before it")
 
 
 @hookimpl
 def labile_register_seeders(register: Register) -> None:
-    """Dense, BM25 and RRF-hybrid seeders over any store."""
+    """Dense, BM25, RRF-hybrid and z-score ``context`` seeders over any store."""
     from labile_baseline import seeders as s
+    from labile_baseline.context import ContextSeeder, ContextSeederConfig
 
     register("baseline.dense", s.DenseSeeder, config=s.DenseSeederConfig,
              summary="cosine similarity of the query embedding")
@@ -36,11 +42,13 @@ def labile_register_seeders(register: Register) -> None:
              summary="the store's BM25 full-text search")
     register("baseline.hybrid", s.HybridSeeder, config=s.HybridSeederConfig,
              summary="reciprocal-rank fusion of dense and BM25 (k = 60)")
+    register("baseline.context", ContextSeeder, config=ContextSeederConfig,
+             summary="z-score fusion of BM25 and 0.5 x cosine, boost for the named speaker")
 
 
 @hookimpl
 def labile_register_presets(register: Register) -> None:
-    """``dense``, ``bm25`` and ``hybrid`` on the embedded default store."""
+    """``dense``, ``bm25``, ``hybrid`` and ``context`` on the embedded default store."""
     from labile_baseline.presets import PRESETS
 
     for name, (summary, table) in PRESETS.items():

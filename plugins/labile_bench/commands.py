@@ -65,6 +65,9 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", dest="json_out", help="write the summary here")
     p.add_argument("--log-dir", help="write per-question JSONL logs here")
     p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
+    p.add_argument("--reuse-stores", action="store_true",
+                   help="with --store-dir: ingest each distinct construction once, keep a "
+                        "snapshot, and start later runs from a copy of it")
     p.add_argument("--answer-model", help="litellm model that answers (enables QA metrics)")
     p.add_argument("--judge-model", help="litellm model that judges answers")
     p.add_argument("--no-progress", action="store_true")
@@ -83,7 +86,7 @@ def run_locomo_command(args: argparse.Namespace) -> int:
     summary, cleaning = run_locomo(
         args.path, args.preset, ks=args.k, limit=args.limit_conversations,
         store_dir=args.store_dir, log_dir=args.log_dir, qa_hook_factory=qa_factory,
-        show_progress=False if args.no_progress else None,
+        show_progress=False if args.no_progress else None, reuse_stores=args.reuse_stores,
     )
     counts = ", ".join(f"{k} {v}" for k, v in cleaning.counts().items())
     echo(f"LoCoMo {args.path}: {summary['conversations']} conversations; evidence: {counts}")

@@ -22,7 +22,9 @@ Metrics are percentages. Changing the shape requires bumping the version.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -32,7 +34,7 @@ from typing import Any, Final
 import attrs
 import structlog
 
-from labile import Memory
+from labile import LabileError, Memory
 from labile.plugin import Observation
 from labile_bench.locomo import Conversation, EvidenceCleaning, load_locomo
 from labile_bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
@@ -65,8 +67,11 @@ def observations_of(conv: Conversation) -> list[list[Observation]]:
     return out
 
 
-def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> None:
-    """Point a path-based store at ``store_dir/<preset>`` (a temp dir by default)."""
+def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> bool:
+    """Point a path-based store at ``store_dir/<preset>`` (a temp dir by default).
+
+    Returns whether the preset's store is path-based.
+    """
     from labile import build_registries, merge_tables, preset_table
 
     registries = build_registries()
@@ -76,6 +81,45 @@ def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str)
     if "path" in {f.name for f in attrs.fields(component.config)}:
         path = str(store_dir / preset) if store_dir else "memory://"
         table["store"] = {**table.get("store", {}), "path": path}
+        return True
+    return False
+
+
+#: Top-level config keys that only act at query time: presets that differ only
+#: in these build the same store, so one ingested snapshot serves them all.
+QUERY_TIME_KEYS: Final = frozenset({"preset", "retrieval", "reconsolidate"})
+#: Folder of ``--reuse-stores`` snapshots inside the store directory.
+SNAPSHOT_DIR: Final = "ingested"
+
+
+def ingest_key(table: dict[str, Any], conversations: Sequence[Conversation]) -> str:
+    """A digest of everything that shapes an ingested store.
+
+    It covers the resolved preset table without its query-time parts
+    (`QUERY_TIME_KEYS`) and without the store's path, the labile version, and
+    the conversations' turns. Two presets with the same construction (``realm``
+    and its retrieval ablations) share a key. Code changes that keep the
+    version are not seen: delete the snapshots after changing construction.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from labile import build_registries, merge_tables, preset_table
+
+    merged = merge_tables(preset_table(build_registries(), str(table["preset"])), table)
+    shaped = {k: v for k, v in merged.items() if k not in QUERY_TIME_KEYS}
+    if isinstance(shaped.get("store"), dict):
+        shaped["store"] = {k: v for k, v in shaped["store"].items() if k != "path"}
+    try:
+        labile_version = version("labile")
+    except PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
+        labile_version = "source"
+    digest = hashlib.sha256()
+    digest.update(json.dumps([shaped, labile_version], sort_keys=True, default=str).encode())
+    for conv in conversations:
+        for batch in observations_of(conv):
+            for obs in batch:
+                digest.update(f"{conv.sample_id}\0{obs.id}\0{turn_text(obs)}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def run_preset(
@@ -88,10 +132,34 @@ def run_preset(
     log_path: Path | None = None,
     qa_hook: QAHook | None = None,
     show_progress: bool | None = None,
+    reuse_stores: bool = False,
 ) -> dict[str, Any]:
-    """Ingest and query every conversation with ``preset``; return its summary."""
+    """Ingest and query every conversation with ``preset``; return its summary.
+
+    With ``reuse_stores`` (needs ``store_dir`` and a path-based store), the
+    store as it stands after ingestion is kept under
+    ``store_dir/ingested/<ingest_key>`` and later runs whose construction is the
+    same start from a copy of it instead of ingesting again; their
+    ``ingest_turns_per_s`` and ``embedder_turns_per_s`` are the ones measured
+    when the snapshot was made (``ingest_reused`` says so). Questions always run on a fresh copy, so
+    reconsolidation in one run never leaks into the next.
+    """
     table: dict[str, Any] = {"preset": preset, **(config_overrides or {})}
-    _with_store_path(table, store_dir, preset)
+    path_based = _with_store_path(table, store_dir, preset)
+    snapshot: Path | None = None
+    if reuse_stores:
+        if store_dir is None or not path_based:
+            raise LabileError(
+                f"--reuse-stores needs --store-dir and a path-based store; preset {preset!r} "
+                f"{'has no path-based store' if store_dir else 'was given no --store-dir'}")
+        snapshot = store_dir / SNAPSHOT_DIR / ingest_key(table, conversations)
+    reused = None
+    if snapshot is not None and store_dir is not None:
+        reused = _restore_snapshot(snapshot, store_dir / preset)
+        if reused is None and (store_dir / preset).exists():
+            # A store left by an earlier run would make ingestion a no-op
+            # (observations already stored) and the snapshot a stale copy.
+            shutil.rmtree(store_dir / preset)
     memory = Memory.open(table)
     scorer = RetrievalScorer(ks=tuple(ks))
     kmax = max(ks)
@@ -104,11 +172,22 @@ def run_preset(
     try:
         for conv in progress(conversations, label=f"{preset}: ingest", enabled=show_progress):
             for batch in observations_of(conv):
-                t0 = time.perf_counter()
-                memory.add(batch, namespace=conv.sample_id)
-                ingest_s += time.perf_counter() - t0
+                if reused is None:
+                    t0 = time.perf_counter()
+                    memory.add(batch, namespace=conv.sample_id)
+                    ingest_s += time.perf_counter() - t0
                 n_turns += len(batch)
                 batches.append([turn_text(o) for o in batch])
+        if reused is not None:
+            ingest_s = float(reused["ingest_s"])
+            embedder_rate = reused.get("embedder_turns_per_s")
+        else:
+            embedder_rate = _bare_embed_rate(memory, batches)
+        if reused is None and snapshot is not None and store_dir is not None:
+            memory.close()
+            _save_snapshot(store_dir / preset, snapshot, {
+                "ingest_s": ingest_s, "turns": n_turns, "embedder_turns_per_s": embedder_rate})
+            memory = Memory.open(table)
         questions = [(c, q) for c in conversations for q in c.questions
                      if q.category in CATEGORIES and q.evidence]
         for conv, q in progress(questions, label=f"{preset}: questions", enabled=show_progress):
@@ -133,10 +212,12 @@ def run_preset(
                              for h in result.hits],
                     "metrics": row, **extra,
                 }) + "\n")
-        embedder_rate = _bare_embed_rate(memory, batches)
+        if embedder_rate is None:  # a snapshot from before the rate was recorded
+            embedder_rate = _bare_embed_rate(memory, batches)
         summary = _summarize(scorer, ks)
         summary.update({
             "ingest_turns_per_s": round(n_turns / max(ingest_s, 1e-9), 1),
+            "ingest_reused": reused is not None,
             "embedder_turns_per_s": embedder_rate,
             "turns": n_turns,
             "query_ms": {"p50": round(percentile(query_ms, 50), 3),
@@ -152,6 +233,28 @@ def run_preset(
         if log_fh:
             log_fh.close()
         memory.close()
+
+
+def _restore_snapshot(snapshot: Path, target: Path) -> dict[str, Any] | None:
+    """Copy a finished snapshot onto ``target``; its ingest record, or ``None`` if there is none."""
+    record = snapshot / "ingest.json"
+    if not record.is_file():
+        return None
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(snapshot / "store", target)
+    loaded: dict[str, Any] = json.loads(record.read_text(encoding="utf-8"))
+    log.info("bench_store_reused", snapshot=str(snapshot), target=str(target))
+    return loaded
+
+
+def _save_snapshot(source: Path, snapshot: Path, record: dict[str, Any]) -> None:
+    """Keep a closed store's directory as a snapshot; the record is written last,
+    so a snapshot interrupted half-way is never taken for a finished one."""
+    if snapshot.exists():
+        shutil.rmtree(snapshot)
+    shutil.copytree(source, snapshot / "store")
+    (snapshot / "ingest.json").write_text(json.dumps(record), encoding="utf-8")
 
 
 def _bare_embed_rate(memory: Memory, batches: list[list[str]], sample: int = 1000) -> float:
@@ -200,8 +303,13 @@ def run_locomo(
     config_overrides: dict[str, Any] | None = None,
     qa_hook_factory: Callable[[str], QAHook | None] | None = None,
     show_progress: bool | None = None,
+    reuse_stores: bool = False,
 ) -> tuple[dict[str, Any], EvidenceCleaning]:
-    """Run every preset on the LoCoMo file at ``path``; return the JSON summary."""
+    """Run every preset on the LoCoMo file at ``path``; return the JSON summary.
+
+    ``reuse_stores`` (with ``store_dir``) ingests each distinct construction
+    once and starts later runs from a copy (see `run_preset`).
+    """
     conversations, cleaning = load_locomo(path, limit=limit)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "dataset": str(path),
                            "conversations": len(conversations), "ks": list(ks), "presets": {}}
@@ -216,6 +324,7 @@ def run_locomo(
             out["presets"][preset] = run_preset(
                 preset, conversations, ks=ks, store_dir=base, log_path=log_path,
                 config_overrides=config_overrides, qa_hook=hook, show_progress=show_progress,
+                reuse_stores=reuse_stores,
             )
     return out, cleaning
 

@@ -1,4 +1,8 @@
-"""The offline embedder bundle: all-MiniLM-L6-v2 as int8 ONNX (the default embedder)."""
+"""The offline embedder bundle: ONNX sentence embedders that ship their weights in a package.
+
+``minilm`` (all-MiniLM-L6-v2 int8, the default), ``paraphrase-l3`` (paraphrase-MiniLM-L3-v2,
+optional extra ``l3``) and ``minilm+l3`` (both fused in one vector space).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,19 @@ from labile.plugin import Register, hookimpl
 
 @hookimpl
 def labile_register_embedders(register: Register) -> None:
-    """Register ``minilm`` (all-MiniLM-L6-v2, int8 ONNX, 384-d)."""
+    """Register ``minilm``, ``paraphrase-l3`` and ``minilm+l3``."""
     from labile_offline.minilm import MiniLMConfig, MiniLMEmbedder
+    from labile_offline.paraphrase import (
+        FusedEmbedder,
+        FusedEmbedderConfig,
+        ParaphraseL3Config,
+        ParaphraseL3Embedder,
+    )
 
     register("minilm", MiniLMEmbedder, config=MiniLMConfig,
              summary="all-MiniLM-L6-v2 int8 ONNX on onnxruntime (384-d); offline default")
+    register("paraphrase-l3", ParaphraseL3Embedder, config=ParaphraseL3Config,
+             summary="paraphrase-MiniLM-L3-v2 fp32 ONNX (384-d); needs labile[l3]")
+    register("minilm+l3", FusedEmbedder, config=FusedEmbedderConfig,
+             summary="MiniLM-L6 and paraphrase-L3 concatenated (768-d, weighted cosine); "
+                     "needs labile[l3]")

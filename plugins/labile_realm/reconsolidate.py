@@ -12,8 +12,17 @@ form of the paper's Algorithm 3 listing)::
                                     η = 1 − w_b        for strengthen
                                     η = −(w_b − w_min) for weaken
 
+Path credit: besides the decider's decisions among the recalled nodes, the
+edges retrieval *followed* to reach a recalled node (its ``via.edges``) are
+the ones that shaped the result, so they get the credit or blame: every edge
+on the path to a key or supporting node is strengthened (confidence
+``path_credit``, scaled like the decider's by the strength of the signal), and
+the last edge to a misleading node is weakened. Without it, reconsolidation
+re-weights edges among the top hits, which expansion seldom follows.
+
 Guarantees: decisions touch only edges whose two ends are both recalled
-nodes; edges are never deleted; node content is never read for writing, let
+nodes (the hits and the nodes on the paths that reached them); edges are
+never deleted; node content is never read for writing, let
 alone changed; every touched weight ends in [w_min, 1]. Every edit is
 recorded (who, when, why, old and new weight) in the operation report and
 in the edge's ``attrs["history"]``, so it can be inspected, replayed
@@ -150,6 +159,7 @@ class ReconsolidateConfig:
         key_rank: Supporting nodes within this rank are key evidence.
         max_history: Edits kept in an edge's ``attrs["history"]``.
         actions: The edits this operator may make (any of add, strengthen, weaken).
+        path_credit: Confidence of the path-credit edits (0 turns them off).
     """
 
     decider: ComponentSpec = component_field(RECONSOLIDATION_DECIDER,
@@ -164,6 +174,7 @@ class ReconsolidateConfig:
     key_rank: int = attrs.field(default=3, validator=ge(1))
     max_history: int = attrs.field(default=20, validator=ge(0))
     actions: tuple[str, ...] = attrs.field(default=("add", "strengthen", "weaken"))
+    path_credit: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
 
     @actions.validator
     def _check_actions(self, _attr: object, value: tuple[str, ...]) -> None:
@@ -199,6 +210,8 @@ class RealmReconsolidator:
         rset = set(recalled)
         edges = [e for e in self.store.edges_of(ns, recalled, direction="out")
                  if e.dst in rset and not e.attrs.get("retired")]
+        followed = self._followed_edges(ns, result, {e.id: e for e in edges})
+        on_paths = {n for h in result.hits for n in h.via.path}
         try:
             cls, decisions = self.decider.decide(result, feedback, edges)
         except (LLMError, KeyError) as exc:
@@ -211,9 +224,51 @@ class RealmReconsolidator:
         report.bump("supporting", len(cls.supporting))
         report.bump("misleading", len(cls.misleading))
         report.bump("unrelated", len(cls.unrelated))
-        self.apply(ns, decisions, rset, report)
+        decisions = [*decisions, *self._path_credit(result, feedback, cls, followed)]
+        self.apply(ns, decisions, rset | on_paths, report)
         report.ms = (time.perf_counter() - t0) * 1000
         return report
+
+    def _followed_edges(
+        self, namespace: str, result: RetrievalResult, known: Mapping[str, Edge]
+    ) -> dict[str, Edge]:
+        """The live edges on the paths that reached the hits, by id (``known`` ones
+        are not read again)."""
+        ids = list(dict.fromkeys(i for h in result.hits for i in h.via.edges))
+        out = {i: known[i] for i in ids if i in known}
+        wanted = [i for i in ids if i not in known]
+        found = self.store.get_edges(namespace, wanted) if wanted else []
+        out.update((e.id, e) for e in found)
+        return {i: e for i, e in out.items() if not e.attrs.get("retired")}
+
+    def _path_credit(
+        self, result: RetrievalResult, feedback: Feedback, cls: Classification,
+        followed: Mapping[str, Edge],
+    ) -> list[EdgeDecision]:
+        """Strengthen the paths to useful nodes, weaken the last step to misleading ones."""
+        cfg = self.config
+        if cfg.path_credit <= 0 or not followed:
+            return []
+        strong = bool(feedback.answer) or bool(feedback.cited)
+        c = cfg.path_credit * (1.0 if strong else cfg.weak_confidence)
+        if feedback.useful is False:
+            c *= 0.5
+        useful = set(cls.key) | set(cls.supporting)
+        misleading = set(cls.misleading)
+        out: list[EdgeDecision] = []
+        for h in result.hits:
+            path = [followed[i] for i in h.via.edges if i in followed]
+            if h.node.id in useful:
+                out.extend(EdgeDecision(src=e.src, dst=e.dst, action="strengthen",
+                                        predicate=e.predicate, confidence=c,
+                                        reason="on the path retrieval followed to useful evidence")
+                           for e in path)
+            elif h.node.id in misleading and h.via.edges and h.via.edges[-1] in followed:
+                e = followed[h.via.edges[-1]]
+                out.append(EdgeDecision(src=e.src, dst=e.dst, action="weaken",
+                                        predicate=e.predicate, confidence=c * 0.5,
+                                        reason="the step retrieval followed to a misleading node"))
+        return out
 
     def apply(
         self,

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from labile import LabileError
 from labile_bench.locomo_run import SCHEMA_VERSION, format_table, run_locomo
 
 DATA = Path(__file__).parent / "data" / "locomo_tiny.json"
@@ -52,3 +55,29 @@ def test_presets_given_as_callables_work() -> None:
     summary, _ = run_locomo(DATA, ["allmem"], ks=(5,), config_overrides=FAST,
                             show_progress=False)
     assert summary["presets"]["allmem"]["overall"]["n"] == 3
+
+
+def test_reuse_stores_ingests_each_construction_once(tmp_path: Path) -> None:
+    """Presets that differ only at query time share one snapshot; results do not change."""
+    lance = {"store": {"type": "lancedb"}, "embedder": {"type": "hashing"}}
+    fresh, _ = run_locomo(DATA, ["realm"], ks=(5,), store_dir=tmp_path / "a",
+                          config_overrides=lance, show_progress=False)
+    first, _ = run_locomo(DATA, ["realm", "realm-no-recon"], ks=(5,), store_dir=tmp_path / "b",
+                          config_overrides=lance, show_progress=False, reuse_stores=True)
+    snapshots = list((tmp_path / "b" / "ingested").iterdir())
+    assert len(snapshots) == 1 and (snapshots[0] / "ingest.json").is_file()
+    realm, no_recon = first["presets"]["realm"], first["presets"]["realm-no-recon"]
+    assert realm["ingest_reused"] is False and no_recon["ingest_reused"] is True
+    assert no_recon["ingest_turns_per_s"] == realm["ingest_turns_per_s"]
+    again, _ = run_locomo(DATA, ["realm"], ks=(5,), store_dir=tmp_path / "b",
+                          config_overrides=lance, show_progress=False, reuse_stores=True)
+    # a reused store answers exactly as a freshly ingested one: reconsolidation in the
+    # first run did not leak into the snapshot
+    assert again["presets"]["realm"]["ingest_reused"] is True
+    assert again["presets"]["realm"]["overall"] == fresh["presets"]["realm"]["overall"]
+
+
+def test_reuse_stores_needs_a_store_dir() -> None:
+    with pytest.raises(LabileError, match="--store-dir"):
+        run_locomo(DATA, ["bm25"], ks=(5,), config_overrides=FAST, show_progress=False,
+                   reuse_stores=True)

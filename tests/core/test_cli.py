@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,43 @@ def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code, out, _ = run(capsys, "search", "-c", str(cfg), "--path", store, "-n", "u", "-k", "1",
                        "violin")
     assert code == 0 and "violin" in out and "sources: a1" in out
+
+
+def test_search_says_when_scores_do_not_follow_rank(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ranks that a filter set against the scores are flagged; sorted ones are not."""
+    import contextlib
+    from collections.abc import Iterator
+    from datetime import UTC
+
+    import labile.cli as cli
+    from labile._model import Hit, Node, Query, Reach, RetrievalResult, Subgraph
+
+    def result(scores: list[float]) -> RetrievalResult:
+        when = datetime(2024, 1, 1, tzinfo=UTC)
+        hits = tuple(Hit(node=Node(id=f"n{i}", kind="k", content=f"text {i}", created_at=when,
+                                   updated_at=when),
+                         score=s, via=Reach(atom="a")) for i, s in enumerate(scores))
+        return RetrievalResult(query=Query(text="q", namespace="u", as_of=when, k=3),
+                               hits=hits, subgraph=Subgraph(), trace=())
+
+    class Stub:
+        def __init__(self, scores: list[float]) -> None:
+            self.scores = scores
+
+        def search(self, *_a: Any, **_k: Any) -> RetrievalResult:
+            return result(self.scores)
+
+    for scores, flagged in (([0.9, 0.5, 0.7], True), ([0.9, 0.7, 0.7], False)):
+        @contextlib.contextmanager
+        def fake_open(_args: argparse.Namespace, s: list[float] = scores) -> Iterator[Stub]:
+            yield Stub(s)
+
+        monkeypatch.setattr(cli, "open_memory", fake_open)
+        code, out, _ = run(capsys, "search", "--preset", "bm25", "-n", "u", "q")
+        assert code == 0 and "text 2" in out
+        assert ("ordering rules can override the score shown" in out) is flagged
 
 
 def test_add_rejects_naive_timestamps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,14 +14,16 @@ from labile._protocols import Deps
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
-from labile_realm.retrieve.expand import ExpandConfig, RealmExpander, parse_include
+from labile_realm.retrieve.expand import ExpandConfig, RealmExpander
 from labile_realm.retrieve.plan import (
     STATE_ACTIVATED,
     STATE_EXPANSION,
     STATE_FAILURES,
     STATE_PLANS,
+    OfflinePlannerConfig,
     SeedPlan,
     TemporalDecay,
+    parse_include,
     question_keywords,
     question_node_types,
     question_time_range,
@@ -307,7 +309,9 @@ def test_temporal_decay_from_the_plan() -> None:
 
 def test_path_search_keeps_top_paths_and_scores_them() -> None:
     deps = graph()
-    exp = expander(deps, "path_search", path_max_depth=2, path_top_k=1)
+    # seeded from an entity, which the question-aware policy would expand by beam
+    exp = expander(deps, "path_search", path_max_depth=2, path_top_k=1,
+                   planning=OfflinePlannerConfig(choose_mode=False))
     out = _expand(deps, exp, ["e"], text="adoption beach")
     reached = [h for h in out.values() if h.via.stage == "expand"]
     assert sorted(len(h.via.path) for h in reached) == [2, 3]  # one path kept per hop

@@ -56,40 +56,19 @@ from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
     ExpansionAction,
-    LayerFilter,
+    OfflinePlannerConfig,
     SeedPlan,
     TemporalDecay,
+    parse_include,
     plans_of,
 )
 from labile_realm.retrieve.score import access_score, edge_score, path_score, temporal_delta
-from labile_realm.schema import CONTRADICTS, PREDICATE_BY_SHORT, PREDICATES_BY_LAYER, kind_name
+from labile_realm.schema import CONTRADICTS, kind_name
 
 log = structlog.get_logger(__name__)
 
-
-def parse_include(items: Sequence[str]) -> tuple[LayerFilter, ...]:
-    """Parse ``"layer[/predicate[/direction]]"`` strings into `LayerFilter` items.
-
-    Raises:
-        ValueError: an unknown layer, a predicate outside its layer, or a bad direction.
-    """
-    out = []
-    for item in items:
-        parts = [p.strip() for p in item.split("/")]
-        layer = parts[0]
-        predicate = parts[1] if len(parts) > 1 and parts[1] else None
-        direction = parts[2] if len(parts) > 2 and parts[2] else "both"
-        if layer not in PREDICATES_BY_LAYER:
-            raise ValueError(f"unknown layer {layer!r} in {item!r}")
-        if predicate is not None:
-            full = PREDICATE_BY_SHORT.get(predicate, predicate)
-            if full not in PREDICATES_BY_LAYER[layer]:
-                raise ValueError(f"predicate {predicate!r} is not in layer {layer!r}")
-            predicate = full
-        if direction not in ("forward", "backward", "both"):
-            raise ValueError(f"direction must be forward, backward or both, got {direction!r}")
-        out.append(LayerFilter(layer=layer, predicate=predicate, direction=direction))  # type: ignore[arg-type]
-    return tuple(out)
+#: What every edge says under ``typed = false`` (the no-typed-predicates ablation).
+UNTYPED_DESCRIPTION = "related"
 
 
 def _check_include(_inst: object, _attr: object, value: tuple[str, ...]) -> None:
@@ -131,6 +110,11 @@ class ExpandConfig:
             evidence set, reached again from another node, gain activation
             (noisy-OR with weight ``echo_weight``) instead of being ignored.
         echo_weight: Weight of a repeated activation in ``"accumulate"`` mode.
+        typed: Let edge types matter. Off (an ablation), every edge is alike:
+            layer/predicate filters are ignored and an edge's semantic score
+            reads one generic description instead of its own.
+        planning: Options of the offline expansion policy (the question's
+            reading: layer filters, beam or path per node).
     """
 
     controller: ComponentSpec = component_field(SUFFICIENCY_CONTROLLER,
@@ -161,6 +145,8 @@ class ExpandConfig:
     activation: Literal["edge", "propagate", "accumulate"] = attrs.field(
         default="accumulate", validator=in_(("edge", "propagate", "accumulate")))
     echo_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
+    typed: bool = True
+    planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
 
     def __attrs_post_init__(self) -> None:
         bad = [t for t in self.frontier_kinds if kind_name(t) is None]
@@ -278,7 +264,14 @@ class RealmExpander:
         reached: dict[str, Hit], state: dict[str, Any],
     ) -> dict[str, ExpansionAction]:
         defaults = self._with_decay(self.defaults, plan)
-        return self.policy.actions(query, frontier, reached, plan, defaults, state)
+        actions = self.policy.actions(query, frontier, reached, plan, defaults, state)
+        if not self.config.typed:
+            actions = {i: attrs.evolve(a, include=()) for i, a in actions.items()}
+        info = state.setdefault(STATE_EXPANSION, {})
+        modes = info.setdefault("modes", {})
+        for a in actions.values():
+            modes[a.mode] = modes.get(a.mode, 0) + 1
+        return actions
 
     def _with_decay(self, action: ExpansionAction, plan: SeedPlan) -> ExpansionAction:
         if not self.config.temporal_decay or plan.time_range is None:
@@ -382,7 +375,7 @@ class RealmExpander:
         targets = {o for lst in by_node.values() for _, o, _ in lst}
         nodes = cache.get_nodes(sorted(targets))
         descs = self._embed_descriptions(
-            [e.description or e.predicate for lst in by_node.values() for e, _, _ in lst]
+            [self._description(e) for lst in by_node.values() for e, _, _ in lst]
         )
         q_vec = np.asarray(query.vector, dtype=np.float32) if query.vector is not None else r_vec
         accumulate = self.config.activation == "accumulate"
@@ -401,7 +394,7 @@ class RealmExpander:
                 delta = temporal_delta(node, action.temporal_decay)
                 if delta is None:
                     continue
-                d_vec = descs[e.description or e.predicate]
+                d_vec = descs[self._description(e)]
                 sim_r = cosine(d_vec, r_vec)
                 score = edge_score(sim_r, e.weight, delta, w_sem=self.config.semantic_weight,
                                    w_edge=self.config.edge_weight)
@@ -416,6 +409,12 @@ class RealmExpander:
                                           path=(*path, other), edges=(e.id,),
                                           hop_scores=(score,), activation=act), e))
         return out
+
+    def _description(self, e: Edge) -> str:
+        """The text an edge's semantic score reads (one generic text when untyped)."""
+        if not self.config.typed:
+            return UNTYPED_DESCRIPTION
+        return e.description or e.predicate
 
     @staticmethod
     def _edge_allowed(e: Edge, forward: bool, action: ExpansionAction) -> bool:

@@ -1,9 +1,14 @@
 """Retrieval plans: seed plans (Q, K, T, τ) and per-node expansion actions.
 
-The offline planner derives everything from the question itself: keywords
-from its names and keyphrases, node types from its wording, a time range from
-the time expressions it contains (resolved against the moment it is asked),
-and it always expands with ``subgraph_beam``. The LLM planner
+The offline planner derives everything from the question itself
+(`labile_realm.retrieve.question` reads it): keywords from its names and
+keyphrases, node types from its wording, a time range from the time
+expressions it contains (resolved against the moment it is asked), the people
+it names as anchors of the seeds, one plan per part of a question with several
+parts, and per node an expansion action whose layer filter and mode follow the
+question's cues (a cause cue: causal and logical layers, path search from
+events; a time cue: the causal layer, where temporal order lives; otherwise
+every edge with a beam). The LLM planner
 (`labile_realm.retrieve.plan_llm`) asks a model for the same structures; when
 its answer is invalid the offline plan is used instead and the failure is
 counted in the search state.
@@ -20,7 +25,15 @@ import attrs
 
 from labile.plugin import Deps, Hit, NoConfig, Query
 from labile.text.tokenize import content_words
-from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, PREDICATES_BY_LAYER
+from labile_realm.retrieve.question import QuestionReading, read_question
+from labile_realm.schema import (
+    ENTITY,
+    EPISODE,
+    EVENT,
+    FACT,
+    PREDICATE_BY_SHORT,
+    PREDICATES_BY_LAYER,
+)
 from labile_text.entities import named_entities
 from labile_text.keywords import keyphrases
 from labile_text.timeparse import resolve_time_expressions
@@ -39,6 +52,7 @@ STATE_FAILURES = "realm.llm_failures"
 STATE_SEED_SCORES = "realm.seed_scores"
 STATE_ACTIVATED = "realm.activated"
 STATE_EXPANSION = "realm.expansion"
+STATE_READING = "realm.question"
 
 _QUESTION_WORDS = frozenset((
     "what", "when", "where", "who", "whom", "whose", "which", "why", "how", "did", "does", "do",
@@ -57,6 +71,8 @@ class SeedPlan:
         keywords: K, the terms of ``keywords_match``/``hybrid_match``.
         node_types: T, the node kinds to seed from (``None``: all).
         time_range: τ, enforced in hybrid mode (nodes without a time pass).
+        anchors: Names of people the question is about; seeders may favour
+            nodes spoken by or about them (entity-anchored seeding).
     """
 
     mode: SeedMode = "hybrid_match"
@@ -64,6 +80,7 @@ class SeedPlan:
     keywords: tuple[str, ...] = ()
     node_types: frozenset[str] | None = None
     time_range: tuple[datetime, datetime] | None = None
+    anchors: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -81,6 +98,31 @@ class LayerFilter:
         if self.predicate and predicate != self.predicate:
             return False
         return self.direction == "both" or (self.direction == "forward") == forward
+
+
+def parse_include(items: Sequence[str]) -> tuple[LayerFilter, ...]:
+    """Parse ``"layer[/predicate[/direction]]"`` strings into `LayerFilter` items.
+
+    Raises:
+        ValueError: an unknown layer, a predicate outside its layer, or a bad direction.
+    """
+    out = []
+    for item in items:
+        parts = [p.strip() for p in item.split("/")]
+        layer = parts[0]
+        predicate = parts[1] if len(parts) > 1 and parts[1] else None
+        direction = parts[2] if len(parts) > 2 and parts[2] else "both"
+        if layer not in PREDICATES_BY_LAYER:
+            raise ValueError(f"unknown layer {layer!r} in {item!r}")
+        if predicate is not None:
+            full = PREDICATE_BY_SHORT.get(predicate, predicate)
+            if full not in PREDICATES_BY_LAYER[layer]:
+                raise ValueError(f"predicate {predicate!r} is not in layer {layer!r}")
+            predicate = full
+        if direction not in ("forward", "backward", "both"):
+            raise ValueError(f"direction must be forward, backward or both, got {direction!r}")
+        out.append(LayerFilter(layer=layer, predicate=predicate, direction=direction))  # type: ignore[arg-type]
+    return tuple(out)
 
 
 @attrs.frozen(kw_only=True)
@@ -225,10 +267,22 @@ class OfflinePlannerConfig:
         time_padding_days: Widen a question's time range by this many days on
             each side (talk about an event often comes days after it).
         max_keywords: Keywords per plan.
+        split_parts: One extra plan per part of a question with several parts
+            (up to the seeder's ``max_seed_plans``, the whole question first).
+        anchor_people: Name the question's people as the plans' anchors.
+        layer_filters: Restrict expansion to the layers the question's cues ask
+            for (`QuestionReading.layers`); off: every edge.
+        choose_mode: Per node: the beam from entities and episodes (hubs),
+            path search from other nodes when the question asks for a causal
+            chain, else the atom's own mode; off: always the atom's mode.
     """
 
     time_padding_days: float = 0.0
     max_keywords: int = 12
+    split_parts: bool = True
+    anchor_people: bool = True
+    layer_filters: bool = True
+    choose_mode: bool = True
 
 
 class OfflinePlanner:
@@ -240,47 +294,99 @@ class OfflinePlanner:
     def __init__(self, config: OfflinePlannerConfig | None = None) -> None:
         self.config = config or OfflinePlannerConfig()
 
+    def reading(self, query: Query, state: dict[str, Any] | None = None) -> QuestionReading:
+        """The question's reading, made once per search and kept in ``state``."""
+        if state is not None:
+            cached = state.get(STATE_READING)
+            if isinstance(cached, QuestionReading) and cached.text == query.text:
+                return cached
+        reading = read_question(query.text)
+        if state is not None:
+            state[STATE_READING] = reading
+        return reading
+
     def seed_plans(
         self, query: Query, max_plans: int, state: dict[str, Any] | None = None
     ) -> list[SeedPlan]:
-        """One plan: the question, its keywords, node types and time range."""
-        del max_plans, state  # the offline planner never needs more than one plan
-        pad = timedelta(days=self.config.time_padding_days)
-        return [SeedPlan(
-            mode="hybrid_match",
-            query=query.text,
-            keywords=question_keywords(query.text, self.config.max_keywords),
-            node_types=question_node_types(query.text),
-            time_range=question_time_range(query.text, query.as_of, pad),
-        )]
+        """The whole question's plan, then one plan per part (up to ``max_plans``).
+
+        Every plan carries the question's time range and anchors; a part that
+        lost the question's names ("what did she buy there?") gets them back
+        in its keywords and embedded text.
+        """
+        cfg = self.config
+        reading = self.reading(query, state)
+        pad = timedelta(days=cfg.time_padding_days)
+        time_range = question_time_range(query.text, query.as_of, pad)
+        anchors = reading.people if cfg.anchor_people else ()
+        texts = [query.text]
+        if cfg.split_parts and len(reading.parts) > 1:
+            texts += [p for p in reading.parts if p != query.text]
+        plans = []
+        for text in texts[:max(1, max_plans)]:
+            missing = [n for n in reading.names if n not in text]
+            keywords = question_keywords(text, cfg.max_keywords)
+            if missing:
+                keywords = tuple(dict.fromkeys((*missing, *keywords)))[: cfg.max_keywords]
+                text = f"{' '.join(missing)}: {text}"
+            plans.append(SeedPlan(
+                mode="hybrid_match", query=text, keywords=keywords,
+                node_types=question_node_types(text), time_range=time_range, anchors=anchors,
+            ))
+        return plans
 
     def expansion_action(
-        self, query: Query, node_id: str, plan: SeedPlan, defaults: ExpansionAction
+        self, query: Query, node_id: str, plan: SeedPlan, defaults: ExpansionAction,
+        kind: str | None = None, state: dict[str, Any] | None = None,
     ) -> ExpansionAction:
-        """The configured default action, with the plan's time range as a soft decay."""
+        """The default action, shaped by the question (see `OfflinePlannerConfig`).
+
+        The plan's time range becomes a soft decay; a cause or time cue
+        restricts the layers followed (unless the defaults already name
+        filters); hubs (entities, episodes) expand by beam, and other nodes by
+        path search under a cause cue.
+        """
         del node_id
+        cfg = self.config
+        reading = self.reading(query, state)
         decay = defaults.temporal_decay
         if decay is None and plan.time_range is not None:
             decay = TemporalDecay(start=plan.time_range[0], end=plan.time_range[1])
+        include = defaults.include
+        if cfg.layer_filters and not include:
+            include = tuple(LayerFilter(layer=layer) for layer in reading.layers)
+        mode = defaults.mode
+        if cfg.choose_mode:
+            if kind in (ENTITY, EPISODE):
+                # hubs: their neighbours are alternatives, not steps of a chain
+                mode = "subgraph_beam"
+            elif reading.follows_chains:
+                mode = "path_search"
         return attrs.evolve(
-            defaults, temporal_decay=decay, reasoning=defaults.reasoning or query.text
+            defaults, temporal_decay=decay, include=include, mode=mode,
+            reasoning=defaults.reasoning or query.text,
         )
 
 
 class OfflineExpansionPolicy:
-    """``realm.expansion_policy.offline``: the configured default action for every node,
-    with the plan's time range as a soft decay."""
+    """``realm.expansion_policy.offline``: per frontier node, the default action
+    shaped by the question (`OfflinePlanner.expansion_action`: time decay, layer
+    filter, beam or path search by the node's kind)."""
 
-    def __init__(self) -> None:
-        self.planner = OfflinePlanner()
+    def __init__(self, config: OfflinePlannerConfig | None = None) -> None:
+        self.planner = OfflinePlanner(config)
 
     def actions(
         self, query: Query, frontier: Sequence[str], reached: Mapping[str, Hit],
         plan: SeedPlan, defaults: ExpansionAction, state: dict[str, Any],
     ) -> dict[str, ExpansionAction]:
         """One action per frontier node (see `OfflinePlanner.expansion_action`)."""
-        del reached, state
-        return {i: self.planner.expansion_action(query, i, plan, defaults) for i in frontier}
+        out = {}
+        for i in frontier:
+            hit = reached.get(i)
+            kind = hit.node.kind if hit is not None else None
+            out[i] = self.planner.expansion_action(query, i, plan, defaults, kind, state)
+        return out
 
 
 def build_offline_seed_planner(
@@ -294,9 +400,9 @@ def build_offline_seed_planner(
 def build_offline_policy(
     config: NoConfig, deps: Deps, host: ExpandConfig
 ) -> OfflineExpansionPolicy:
-    """Factory of ``realm.expansion_policy.offline``."""
-    del config, deps, host
-    return OfflineExpansionPolicy()
+    """Factory of ``realm.expansion_policy.offline`` (options from the host's ``planning``)."""
+    del config, deps
+    return OfflineExpansionPolicy(host.planning)
 
 
 def plans_of(state: dict[str, Any]) -> list[SeedPlan]:

@@ -13,7 +13,18 @@ run independently and merge by node id, keeping the best score.
   candidate (the union of the two candidate lists; a candidate missing from
   the lexical list has keyword score 0, which is what BM25 gives a node
   sharing no keyword). The plan's time range τ applies here only; nodes
-  without a time pass it.
+  without a time pass it. With ``fusion = "zscore"`` the two signals are
+  standardised over the candidates instead (``w_k·z(BM25) + w_e·z(cosine)``,
+  plus the anchor boost) and the sum is squashed into (0, 1) by a logistic,
+  so downstream scores (eq. 8 and 9) keep their scale. Standardising lets
+  each signal count by how far a candidate stands out from the others rather
+  than by the raw scale of its scores.
+
+With ``context_weight`` γ > 0, hybrid and keyword matching read the graph's
+temporal order: an event's keyword score gains γ × the BM25 score of the event
+that ``precedes`` it, and the successors of lexical matches join the
+candidates. A reply ("Yes, twice last year!") shares few words with the
+question it answers, but the turn before it does.
 
 Node types T filter the seeds but never empty them: if T with the score
 threshold leaves nothing, the threshold is dropped; if T alone still leaves
@@ -23,6 +34,8 @@ namespace always yields seeds.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
@@ -51,7 +64,7 @@ from labile_realm.retrieve.plan import (
     SeedMode,
     SeedPlan,
 )
-from labile_realm.schema import kind_name
+from labile_realm.schema import PRECEDES, kind_name
 
 log = structlog.get_logger(__name__)
 
@@ -85,6 +98,14 @@ class SeedConfig:
             keyword query: every event description names them, so they carry
             no lexical signal, and a store whose BM25 statistics span many
             namespaces would weigh them heavily.
+        context_weight: γ, the share of the preceding event's BM25 score an
+            event's keyword score gains (0: off; see the module docstring).
+        fusion: How hybrid mode combines the signals: ``"weighted"`` (the
+            normalised scores, weighted) or ``"zscore"`` (see the module docstring).
+        anchor_boost: Added to the hybrid score of a node spoken by one of the
+            plan's anchors (the people the question names): entity-anchored
+            seeding without a graph walk. A question about Ana is most often
+            answered by something Ana said.
         node_types: Fixed node kinds (short or full names) overriding the plan's T.
         use_time_range: Enforce the plan's τ in hybrid mode.
         planning: Options of the offline planner (also the LLM planner's fallback).
@@ -103,6 +124,10 @@ class SeedConfig:
     normalise_keywords: Literal["max", "minmax"] = attrs.field(
         default="minmax", validator=in_(("max", "minmax")))
     drop_participants: bool = True
+    context_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    fusion: Literal["weighted", "zscore"] = attrs.field(
+        default="weighted", validator=in_(("weighted", "zscore")))
+    anchor_boost: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     node_types: tuple[str, ...] = ()
     use_time_range: bool = True
     planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
@@ -204,6 +229,8 @@ class RealmSeeder:
             text = self._keyword_text(ns, plan, query)
             for node, score in self.store.text_search(ns, text, cfg.candidates, where=where):
                 lexical[node.id] = (node, float(score))
+            if cfg.context_weight > 0 and lexical:
+                lexical = self._with_context(ns, lexical, dense, where)
         if mode == "query_match":
             return [(n, s, {"embedding": s}) for n, s in dense.values()]
         top_lex = max((s for _, s in lexical.values()), default=0.0)
@@ -227,6 +254,9 @@ class RealmSeeder:
                 sims[n.id] = cosine(vector, n.embedding)
         top_sim = max(sims.values(), default=0.0)
         low_sim = min(sims.values(), default=0.0)
+        anchors = _anchor_words(plan.anchors) if cfg.anchor_boost > 0 else []
+        if cfg.fusion == "zscore":
+            return self._zscore_fusion(nodes, sims, lexical, anchors)
         out = []
         for i, n in nodes.items():
             sim = sims.get(i, 0.0)
@@ -237,7 +267,60 @@ class RealmSeeder:
                 emb = (sim - low_sim) / (top_sim - low_sim)
             kw = kw_score(lexical[i][1]) if i in lexical else 0.0
             score = cfg.embedding_weight * max(emb, 0.0) + cfg.keyword_weight * kw
-            out.append((n, score, {"embedding": sim, "keyword": kw}))
+            parts = {"embedding": sim, "keyword": kw}
+            if anchors and _spoken_by(n, anchors):
+                score += cfg.anchor_boost
+                parts["anchor"] = cfg.anchor_boost
+            out.append((n, score, parts))
+        return out
+
+    def _with_context(
+        self, namespace: str, lexical: dict[str, tuple[Node, float]],
+        dense: dict[str, tuple[Node, float]], where: NodeFilter | None,
+    ) -> dict[str, tuple[Node, float]]:
+        """Keyword scores plus γ × the predecessor's, over ``precedes`` edges.
+
+        Successors of lexical matches that passed neither list join with
+        their context score alone (if ``where`` accepts them).
+        """
+        gamma = self.config.context_weight
+        before: dict[str, float] = {}
+        for e in self.store.edges_of(namespace, list(lexical), direction="out"):
+            if e.predicate != PRECEDES or e.src not in lexical or e.attrs.get("retired"):
+                continue
+            before[e.dst] = max(before.get(e.dst, 0.0), lexical[e.src][1])
+        if not before:
+            return lexical
+        known = {i: n for i, (n, _) in lexical.items()}
+        known.update((i, n) for i, (n, _) in dense.items())
+        unknown = [i for i in before if i not in known]
+        for node in self.store.get_nodes(namespace, unknown) if unknown else []:
+            if where is None or where.accepts(node):
+                known[node.id] = node
+        out = dict(lexical)
+        for i, prev in before.items():
+            if i in known:
+                own = lexical[i][1] if i in lexical else 0.0
+                out[i] = (known[i], own + gamma * prev)
+        return out
+
+    def _zscore_fusion(
+        self, nodes: dict[str, Node], sims: dict[str, float],
+        lexical: dict[str, tuple[Node, float]], anchors: list[set[str]],
+    ) -> list[tuple[Node, float, dict[str, float]]]:
+        cfg = self.config
+        ids = sorted(nodes)
+        raw_kw = [lexical[i][1] if i in lexical else 0.0 for i in ids]
+        raw_sim = [sims.get(i, 0.0) for i in ids]
+        out = []
+        for i, zk, ze, kw, sim in zip(ids, _zscores(raw_kw), _zscores(raw_sim), raw_kw, raw_sim,
+                                      strict=True):
+            z = cfg.keyword_weight * zk + cfg.embedding_weight * ze
+            parts = {"embedding": sim, "keyword": kw, "z": z}
+            if anchors and _spoken_by(nodes[i], anchors):
+                z += cfg.anchor_boost
+                parts["anchor"] = cfg.anchor_boost
+            out.append((nodes[i], 1.0 / (1.0 + math.exp(-z)), parts))
         return out
 
     def _learn_participants(self, namespace: str, nodes: Any) -> None:
@@ -279,3 +362,24 @@ def make_seeder(atom: str, mode: SeedMode) -> Any:
     factory.__name__ = f"build_{mode}"
     return factory
 
+
+def _anchor_words(names: tuple[str, ...]) -> list[set[str]]:
+    return [w for w in (set(words(n)) for n in names) if w]
+
+
+def _spoken_by(node: Node, anchors: list[set[str]]) -> bool:
+    """Whether the node's speaker is one of the anchors (every word of a name matches)."""
+    speaker = node.attrs.get("speaker")
+    if not isinstance(speaker, str) or not speaker:
+        return False
+    said = set(words(speaker))
+    return any(a <= said for a in anchors)
+
+
+def _zscores(values: Sequence[float]) -> list[float]:
+    """``(v - mean) / std``; all 0 when the values do not vary."""
+    arr = np.asarray(values, dtype=np.float64)
+    std = float(arr.std()) if arr.size else 0.0
+    if std <= 1e-12:
+        return [0.0] * len(values)
+    return [float(z) for z in (arr - arr.mean()) / std]
