@@ -284,6 +284,24 @@ def test_repairs_broken_json_then_fails_closed(litellm_module: ModuleType,
     with pytest.raises(LLMOutputError) as info:
         client.complete_json("a?", SCHEMA, operation="extract")
     assert len(bad.calls) == 2 and info.value.raw == '{"a": '
+    # outcomes are tallied by the shared JSONCompletion, as for the local client
+    assert client.replies.snapshot() == {"extract": {"rejected:invalid": 1}}
+
+
+def test_reply_outcomes_are_tallied_per_operation(litellm_module: ModuleType,
+                                                  make_fake: Callable[..., Any],
+                                                  fake_time: Any) -> None:
+    fake = make_fake(['{"a": 1}', "no json", '{"a": 2}'])
+    client = _client(litellm_module, fake, max_repairs=1)
+    client.complete_json("a?", SCHEMA, operation="extract")
+    client.complete_json("a?", SCHEMA, operation="plan")
+    late = _client(litellm_module, make_fake([litellm_module.Timeout("late", **P)]),
+                   fake_time, max_retries=0)
+    with pytest.raises(LLMTimeoutError):
+        late.complete_json("a?", SCHEMA, operation="extract")
+    assert client.replies.snapshot() == {"extract": {"valid": 1}, "plan": {"repaired": 1}}
+    assert late.replies.snapshot() == {"extract": {"rejected:timeout": 1}}
+    assert client.replies.totals() == {"valid": 1, "repaired": 1}
 
 
 # -- retries ----------------------------------------------------------------------------

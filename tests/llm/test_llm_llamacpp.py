@@ -198,6 +198,18 @@ def test_invalid_then_valid_reply_is_repaired() -> None:
     assert client.replies.snapshot() == {"op": {"repaired": 1}}
 
 
+def test_repairs_sample_while_first_requests_decode_greedily() -> None:
+    client, llama = make_client([('{"a": "x"}', "stop"), ('{"a": 2}', "stop"),
+                                 ('{"a": 3}', "stop")], repair_temperature=0.7)
+    assert client.complete_json("Give a.", SCHEMA, operation="op") == {"a": 2}
+    assert client.complete_json("Give a.", SCHEMA, operation="op") == {"a": 3}
+    assert [r["temperature"] for r in llama.requests] == [0.0, 0.7, 0.0]
+    greedy, llama = make_client([('{"a": "x"}', "stop"), ('{"a": 2}', "stop")],
+                                repair_temperature=None)
+    greedy.complete_json("Give a.", SCHEMA, operation="op")
+    assert [r["temperature"] for r in llama.requests] == [0.0, 0.0]
+
+
 def test_reply_that_never_validates_fails_closed() -> None:
     client, _ = make_client([('{"b": 1}', "stop")], max_repairs=1)
     with pytest.raises(LLMOutputError, match="invalid after 1 repair"):

@@ -94,11 +94,11 @@ def test_every_prompt_schema_compiles_to_a_grammar_llama_cpp_accepts() -> None:
     if missing_model() is not None:
         pytest.skip(str(missing_model()))
     import llama_cpp
-    from labile_bench.judge import JUDGE_SCHEMA
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     from labile._answer import ANSWER_SCHEMA
     from labile_allmem import prompts as allmem
+    from labile_bench.judge import JUDGE_SCHEMA
     from labile_llamacpp.config import LlamaCppConfig
     from labile_llamacpp.models import ModelKey, shared_model
     from labile_llamacpp.source import model_file
