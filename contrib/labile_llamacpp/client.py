@@ -57,6 +57,7 @@ from labile_llm.json_completion import (
     json_attempt,
     json_instruction,
     schema_in_prompt,
+    strip_schema_text,
 )
 from labile_llm.replies import ReplyCutError, ReplyTally
 from labile_llm.retry import ErrorKind, LLMCallError, LLMRequestError, LLMTimeoutError
@@ -187,7 +188,9 @@ class LlamaCppClient(JSONCompletion):
     ) -> str:
         mode, grammar = self._grammar(json_schema)
         user = prompt
-        if json_schema is not None and mode != "schema" and not schema_in_prompt(
+        if json_schema is not None and mode == "schema":
+            user = strip_schema_text(prompt)  # the grammar enforces it
+        elif json_schema is not None and not schema_in_prompt(
             prompt, json_schema
         ):
             user = f"{prompt}\n\n{json_instruction(json_schema)}"

@@ -73,6 +73,8 @@ def _rows() -> list[tuple[str, Cell]]:
                                                    "prompt_tokens")),
         ("replies v/r/rej", _replies),
         ("rejected because", _rejections),
+        ("refused by caller", lambda e: ", ".join(
+            f"{k} {v}" for k, v in e.get("caller_rejections", {}).items() if v) or "-"),
         ("node kinds", lambda e: _top(_get(e, "produced", "node_kinds"))),
         ("visible kinds", lambda e: _top(_get(e, "produced", "visible_kinds"))),
         ("predicates", lambda e: _top(_get(e, "produced", "predicates"))),

@@ -141,6 +141,8 @@ def _ingest(run: _Run, conv: Conversation, preset: str, show_progress: bool | No
             "usage": window.usage, "replies": window.replies,
             "nodes_written": report.nodes_written, "edges_written": report.edges_written,
             "auto_consolidation": report.details.get("consolidation"),
+            # what the extractor refused or failed on (REALM: llm_failures by decision)
+            "extractor": {k: v for k, v in report.details.items() if k != "consolidation"},
         })
 
 
@@ -238,6 +240,22 @@ def _answer(evaluator: QAEvaluator, memory: Memory, conv: Conversation, q: Quest
     qa_rows.append(qa_row)
 
 
+def _caller_rejections(run: _Run) -> dict[str, int]:
+    """Valid replies a bundle still refused or cut short, summed over the turns.
+
+    REALM reports ``llm_failures`` per decision in its add details; its LLM
+    unit extractor counts skipped small talk and refused summaries.
+    """
+    out: dict[str, Any] = {}
+    for row in run.turns:
+        for details in row["extractor"].values():
+            if isinstance(details, Mapping):
+                out = add_usage(out, details.get("llm_failures", {}))
+    units = getattr(run.memory.extractor, "units", None)
+    out = add_usage(out, dict(getattr(units, "counts", {}) or {}))
+    return dict(sorted(out.items()))
+
+
 def _means(scorer: RetrievalScorer, ks: Sequence[int]) -> dict[str, float]:
     if not len(scorer):
         return {"n": 0}
@@ -270,6 +288,7 @@ def _summary(run: _Run, preset: str, produced: dict[str, Any], off: dict[str, An
         "produced": produced,
         "questions": {"reconsolidation_off": off, "reconsolidation_on": on},
         "replies": run.llm.replies.snapshot() if hasattr(run.llm, "replies") else {},
+        "caller_rejections": _caller_rejections(run),
         "usage": run.memory.usage.snapshot(),
         "turn_rows": run.turns,
     }

@@ -6,7 +6,7 @@ import json
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -82,6 +82,33 @@ def json_instruction(schema: Mapping[str, Any]) -> str:
         "Reply with only a JSON value (no prose, no code fence) that satisfies this "
         "JSON schema:\n" + json.dumps(schema, sort_keys=True)
     )
+
+
+#: A prompt's closing request that spells out the reply's schema: a line ending in
+#: "schema:" followed by the schema as one line of JSON (REALM's prompts end so).
+_SCHEMA_TAIL = re.compile(r"\n+[^\n]*\bschema:[ \t]*\n(\{[^\n]*\})\s*$", re.IGNORECASE)
+SCHEMA_ENFORCED_TAIL: Final = "Reply with one JSON value."
+
+
+def strip_schema_text(prompt: str) -> str:
+    """``prompt`` without a closing schema, for a client whose decoding enforces the schema.
+
+    The schema text costs hundreds of prompt tokens per call (247 of REALM's
+    ~1,000-token extraction prompt) and tells a grammar-constrained model
+    nothing the grammar does not. Only a final "…schema:" line followed by a
+    one-line JSON object with a ``type`` goes; anything else is returned
+    unchanged.
+    """
+    match = _SCHEMA_TAIL.search(prompt)
+    if match is None:
+        return prompt
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return prompt
+    if not isinstance(value, dict) or "type" not in value:
+        return prompt
+    return f"{prompt[: match.start()]}\n\n{SCHEMA_ENFORCED_TAIL}"
 
 
 def schema_in_prompt(prompt: str, schema: Mapping[str, Any]) -> bool:

@@ -190,6 +190,18 @@ def test_valid_reply_is_constrained_by_the_schema_grammar_and_counted() -> None:
     assert client.replies.snapshot() == {"op": {"valid": 1}}
 
 
+def test_schema_text_in_the_prompt_is_dropped_when_the_grammar_enforces_it() -> None:
+    tail = "Reply with JSON matching this schema:\n" + json.dumps(SCHEMA, separators=(",", ":"))
+    client, llama = make_client([('{"a": 1}', "stop")])
+    client.complete_json(f"Give a.\n\n{tail}", SCHEMA, operation="op")
+    assert bytes(llama.requests[0]["prompt"]).decode() == (
+        "<user>Give a.\n\nReply with one JSON value.<assistant>")
+    # in prompt mode nothing enforces the schema: it stays
+    loose, llama = make_client([('{"a": 1}', "stop")], structured_output="prompt")
+    loose.complete_json(f"Give a.\n\n{tail}", SCHEMA, operation="op")
+    assert tail in bytes(llama.requests[0]["prompt"]).decode()
+
+
 def test_invalid_then_valid_reply_is_repaired() -> None:
     client, llama = make_client([('{"a": "x"}', "stop"), ('{"a": 2}', "stop")])
     assert client.complete_json("Give a.", SCHEMA, operation="op") == {"a": 2}
