@@ -104,10 +104,15 @@ def run_llm_preset(
     qa: bool = True,
     store_dir: Path | None = None,
     log_fh: IO[str] | None = None,
+    config_overrides: Mapping[str, Any] | None = None,
     show_progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Run ``preset`` with ``llm`` over ``conversations`` (see the module doc); its summary."""
-    table: dict[str, Any] = {"preset": preset, "llm": dict(llm)}
+    """Run ``preset`` with ``llm`` over ``conversations`` (see the module doc); its summary.
+
+    ``config_overrides`` are merged into the preset's table (tests swap in a
+    memory store and a fast embedder); ``llm`` wins over any ``llm`` there.
+    """
+    table: dict[str, Any] = {"preset": preset, **dict(config_overrides or {}), "llm": dict(llm)}
     _with_store_path(table, store_dir, preset)
     run = _Run(Memory.open(table))
     try:
@@ -304,6 +309,7 @@ def run_llm_locomo(
     qa: bool = True,
     store_dir: Path | None = None,
     log_dir: Path | None = None,
+    config_overrides: Mapping[str, Any] | None = None,
     show_progress: bool | None = None,
 ) -> dict[str, Any]:
     """Run every preset on ``conversations`` (already cut by `subset`); the JSON summary."""
@@ -322,7 +328,7 @@ def run_llm_locomo(
         try:
             out["presets"][preset] = run_llm_preset(
                 preset, conversations, llm, ks=ks, qa=qa, store_dir=store_dir,
-                log_fh=log_fh, show_progress=show_progress)
+                log_fh=log_fh, config_overrides=config_overrides, show_progress=show_progress)
         finally:
             if log_fh is not None:
                 log_fh.close()
