@@ -124,17 +124,20 @@ def run_llm_locomo_command(args: argparse.Namespace) -> int:
     conversations, _ = load_locomo(args.path, limit=args.limit_conversations)
     cut = subset(conversations, sessions=args.limit_sessions, turns=args.limit_turns,
                  questions=args.limit_questions)
+
+    def save(summary: dict[str, Any]) -> None:  # after every preset: a stopped run keeps them
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
+                                           encoding="utf-8")
+
     summary = run_llm_locomo(
         cut, args.preset, llm, dataset=str(args.path), ks=args.k, qa=not args.no_qa,
         store_dir=Path(args.store_dir) if args.store_dir else None,
         log_dir=Path(args.log_dir) if args.log_dir else None,
-        show_progress=False if args.no_progress else None)
+        show_progress=False if args.no_progress else None, on_preset_done=save)
     echo(f"LoCoMo {args.path}: {', '.join(summary['conversations'])}; "
          f"{summary['sessions']} sessions, {summary['questions']} questions; llm {args.llm}")
     echo(format_llm_table(summary))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
-                                       encoding="utf-8")
     return 0
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -311,8 +311,13 @@ def run_llm_locomo(
     log_dir: Path | None = None,
     config_overrides: Mapping[str, Any] | None = None,
     show_progress: bool | None = None,
+    on_preset_done: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Run every preset on ``conversations`` (already cut by `subset`); the JSON summary."""
+    """Run every preset on ``conversations`` (already cut by `subset`); the JSON summary.
+
+    ``on_preset_done`` gets the summary so far after each preset, so a long
+    run that is stopped still leaves the presets it finished.
+    """
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "locomo-llm", "dataset": dataset,
         "llm": dict(llm), "conversations": [c.sample_id for c in conversations],
@@ -332,4 +337,6 @@ def run_llm_locomo(
         finally:
             if log_fh is not None:
                 log_fh.close()
+        if on_preset_done is not None:
+            on_preset_done(out)
     return out
