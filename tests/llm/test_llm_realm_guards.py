@@ -97,3 +97,16 @@ def test_reply_predicate_accepts_the_layer_name_form_of_the_table(text: str,
 def test_reply_predicate_refuses_unknown_names_and_wrong_layers(text: str) -> None:
     with pytest.raises(LLMOutputError):
         reply_predicate(text)
+
+
+def test_a_unit_without_candidates_is_added_without_a_call() -> None:
+    from labile_realm.construct.decide_llm import LLMDecider
+    from labile_realm.construct.units import Unit
+    from labile_realm.schema import EVENT
+
+    llm = ScriptedLLM(replies=[])  # any call would fail: nothing is scripted
+    unit = Unit(kind=EVENT, key="e|D1:1|0", name="run", content="I ran.", description="ran",
+                keywords=(), time_start=None, time_end=None, sources=("D1:1",), attrs={})
+    decision = LLMDecider(llm).decide_node(unit, [], ConversationState())
+    assert (decision.op, decision.target, decision.related) == ("add", None, ())
+    assert llm.calls == []
