@@ -110,3 +110,16 @@ def test_a_unit_without_candidates_is_added_without_a_call() -> None:
     decision = LLMDecider(llm).decide_node(unit, [], ConversationState())
     assert (decision.op, decision.target, decision.related) == ("add", None, ())
     assert llm.calls == []
+
+
+def test_realm_prompts_lose_their_schema_text_under_a_grammar() -> None:
+    """Every REALM prompt ends with its schema on one line, which a grammar makes redundant."""
+    from labile_llm.json_completion import SCHEMA_ENFORCED_TAIL, strip_schema_text
+    from labile_realm import prompts
+
+    for prompt in (prompts.extraction_prompt("", [], "Ann", WHEN, "I ran."),
+                   prompts.node_decision_prompt("event: ran", [])):
+        stripped = strip_schema_text(prompt)
+        assert stripped.endswith(SCHEMA_ENFORCED_TAIL) and '"type"' not in stripped
+        assert stripped.split("\n\n")[0] == prompt.split("\n\n")[0]
+        assert len(stripped) < len(prompt) - 300
