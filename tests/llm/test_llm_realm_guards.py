@@ -65,6 +65,9 @@ def test_a_summary_copying_the_instructions_is_refused_and_the_old_one_kept() ->
     ("Small talk (greetings, thanks, compliments) yields no unit.", True),
     ('Caroline. {"units": []}', True),
     ("See the schema above.", True),
+    ("2023-05-08, Melanie, Caroline, Liam, Alejandro, Miriam, Jordan, Brian, Liam, Alejandro, "
+     "Miriam, Jordan, Brian, Liam, Alejandro, Miriam, Jordan", True),
+    ("Caroline went to the group; Melanie went to the group too.", False),
 ])
 def test_summary_problem(summary: str, refused: bool) -> None:
     assert (summary_problem(summary) is not None) is refused

@@ -13,7 +13,7 @@ SmolLM2-135M, issue #11):
   thanks, compliments, with no shared photo) yields no unit and is never
   sent to the model, as the prompt's own rule says it would yield none;
 * a rewritten summary that copies the prompt's instructions (any run of
-  `COPIED_WORDS` words of the fixed prompt text) or holds JSON is refused:
+  `COPIED_WORDS` words of the fixed prompt text), loops, or holds JSON is refused:
   the previous summary stays, since a polluted summary is fed into every
   later prompt. Both are counted in ``counts``.
 """
@@ -44,6 +44,9 @@ log = structlog.get_logger(__name__)
 
 #: A summary sharing a run of this many words with the prompt's fixed text copied it.
 COPIED_WORDS: Final = 6
+#: A summary repeating a run of `LOOP_WORDS` words `LOOP_TIMES` times is a decoding loop.
+LOOP_WORDS: Final = 4
+LOOP_TIMES: Final = 3
 #: Longest recent-context line shown, in characters (the new turn is never cut).
 CONTEXT_CHARS: Final = 240
 
@@ -194,14 +197,20 @@ def _instruction_runs(summary_words: int) -> frozenset[tuple[str, ...]]:
 def summary_problem(summary: str, summary_words: int = 200) -> str | None:
     """Why a model's rewritten summary must not replace the running one, or ``None``.
 
-    Refused: a summary holding JSON or schema text, or one that repeats a run
+    Refused: a summary holding JSON or schema text; one that repeats a run
     of `COPIED_WORDS` words of the prompt's fixed instructions (SmolLM2-135M
     copied "Use as few units as cover everything new" and the unit-type list
-    into it, which then fed every later prompt).
+    into it, which then fed every later prompt); one that repeats a run of
+    `LOOP_WORDS` words `LOOP_TIMES` times (SmolLM2 looped over a list of
+    invented names until the string's limit).
     """
     if re.search(r"[{}]|\bschema\b|\"type\"\s*:", summary, re.IGNORECASE):
         return "holds JSON or schema text"
     words = _words(summary)
+    repeats = Counter(tuple(words[i:i + LOOP_WORDS]) for i in range(len(words) - LOOP_WORDS + 1))
+    looped = [run for run, n in repeats.items() if n >= LOOP_TIMES]
+    if looped:
+        return f"repeats itself: {' '.join(looped[0])!r}"
     runs = _instruction_runs(summary_words)
     for i in range(len(words) - COPIED_WORDS + 1):
         if tuple(words[i:i + COPIED_WORDS]) in runs:
