@@ -60,7 +60,12 @@ import structlog
 from labile.plugin import MissingDependencyError, UsageMeter
 from labile_litellm.config import LiteLLMConfig
 from labile_llm.cache import CachedReply, ResponseCache
-from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt
+from labile_llm.json_completion import (
+    JSONCompletion,
+    json_instruction,
+    schema_in_prompt,
+    strip_schema_text,
+)
 from labile_llm.retry import (
     ErrorKind,
     LLMAuthError,
@@ -72,6 +77,7 @@ from labile_llm.retry import (
     known_secrets,
     redact,
 )
+from labile_llm.schema_bounds import grammar_schema
 from labile_llm.tokens import count_tokens_like_litellm
 
 log = structlog.get_logger(__name__)
@@ -87,7 +93,7 @@ _OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": 
 _NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")
 
 __all__ = ["INSTALL_HINT", "LOCAL_KEY", "MODES", "LiteLLMClient", "build", "is_loopback",
-           "load_litellm", "without_lengths"]
+           "load_litellm"]
 
 
 def is_loopback(url: str | None) -> bool:
@@ -271,6 +277,10 @@ class LiteLLMClient(JSONCompletion):
         max_tokens: int | None,
     ) -> dict[str, Any]:
         user = prompt
+        if schema is not None and mode in _FORMAT_MODES - {"json_object"} and is_loopback(
+                self.config.api_base):
+            # a local server decodes under the schema: its text in the prompt is dead weight
+            user = strip_schema_text(prompt)
         if schema is not None and mode in ("json_object", "prompt") and not schema_in_prompt(
             prompt, schema
         ):
@@ -291,7 +301,11 @@ class LiteLLMClient(JSONCompletion):
                 "json_schema": {"name": name, "schema": dict(schema), "strict": False},
             }
         elif mode == "json_object_schema" and schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": without_lengths(schema)}
+            # the server compiles the schema into a grammar: the same string caps and
+            # number steps as the in-process client (long maxLength crashed it)
+            kwargs["response_format"] = {
+                "type": "json_object",
+                "schema": grammar_schema(schema, self.config.max_string_chars)}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         if self.config.api_base:
@@ -433,24 +447,6 @@ class LiteLLMClient(JSONCompletion):
             return max(float(cost or 0.0), 0.0)
         except (TypeError, ValueError):
             return 0.0
-
-
-def without_lengths(schema: Any) -> Any:
-    """``schema`` without string ``maxLength`` (and ``minLength`` capped at 1), recursively.
-
-    For the ``json_object_schema`` dialect: llama-cpp-python's server turns a
-    long ``maxLength`` into a grammar its parser refuses, and then dies with a
-    segmentation fault (REALM's extraction schema did this in 0.3.36). Lengths
-    are still enforced when the reply is validated.
-    """
-    if isinstance(schema, Mapping):
-        out = {k: without_lengths(v) for k, v in schema.items() if k != "maxLength"}
-        if isinstance(out.get("minLength"), int) and out["minLength"] > 1:
-            out["minLength"] = 1
-        return out
-    if isinstance(schema, list):
-        return [without_lengths(v) for v in schema]
-    return schema
 
 
 def _mentions_format(text: str) -> bool:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 from attrs import validators as v
 
 StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"]
+
+
+def _string_bound(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
+    if value is not None and not 1 <= value <= 600:
+        raise ValueError(f"'{attribute.name}' must be between 1 and 600 or unset, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -48,6 +54,11 @@ class LiteLLMConfig:
         max_concurrency: Requests in flight at once from this client.
         requests_per_minute: Client-side request rate cap (``None``: none).
         cache_dir: Directory of the on-disk reply cache (``None``: no cache).
+        max_string_chars: In the ``json_object_schema`` dialect (llama.cpp's
+            server compiles the schema into a grammar), the longest string
+            the grammar lets the model write, as in the in-process client
+            (``None``: only the schema's own limits the parser can take). A
+            small model looping inside a string then stops there.
     """
 
     model: str = attrs.field(default="gpt-4o-mini", validator=v.min_len(1))
@@ -69,3 +80,4 @@ class LiteLLMConfig:
     max_concurrency: int = attrs.field(default=4, validator=v.ge(1))
     requests_per_minute: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
     cache_dir: str | None = None
+    max_string_chars: int | None = attrs.field(default=400, validator=_string_bound)

@@ -29,7 +29,8 @@ Per call the client:
 the litellm client. A JSON reply cut at ``max_tokens`` fails closed at once
 (`LLMOutputError`, no repair: a longer repair prompt would be cut again).
 Every ``complete_json`` outcome is tallied per operation in ``replies``
-(`ReplyTally`): ``valid`` (first try), ``repaired``, or rejected with a reason.
+(`labile_llm.replies.ReplyTally`, kept by `JSONCompletion`): ``valid`` (first
+try), ``repaired``, or rejected with a reason.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -47,12 +47,19 @@ import structlog
 
 # The kernel's LLM machinery, imported here only (see the module docstring of
 # labile._llm: it is moving out of the kernel; the imports follow it).
-from labile.plugin import LLMOutputError, MissingDependencyError, UsageMeter
+from labile.plugin import MissingDependencyError, UsageMeter
 from labile_llamacpp.config import LlamaCppConfig
 from labile_llamacpp.grammar import GrammarCache
 from labile_llamacpp.models import LoadedModel, ModelKey, shared_model
 from labile_llamacpp.source import model_file
-from labile_llm.json_completion import JSONCompletion, json_instruction, schema_in_prompt
+from labile_llm.json_completion import (
+    JSONCompletion,
+    json_attempt,
+    json_instruction,
+    schema_in_prompt,
+    strip_schema_text,
+)
+from labile_llm.replies import ReplyCutError, ReplyTally
 from labile_llm.retry import ErrorKind, LLMCallError, LLMRequestError, LLMTimeoutError
 
 log = structlog.get_logger(__name__)
@@ -90,30 +97,6 @@ def build(config: LlamaCppConfig, deps: Any) -> LlamaCppClient:
     return LlamaCppClient(config, deps)
 
 
-class ReplyTally:
-    """Thread-safe counts of ``complete_json`` outcomes per operation.
-
-    Outcomes: ``valid`` (first reply valid), ``repaired`` (valid after at least
-    one repair), ``rejected:<reason>`` with reason ``invalid`` (still invalid
-    after the repairs), ``truncated`` (cut at ``max_tokens``) or an
-    `ErrorKind` value (``timeout``, ``context_window`` …) for failed calls.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ops: dict[str, Counter[str]] = {}
-
-    def add(self, operation: str, outcome: str) -> None:
-        """Count one outcome."""
-        with self._lock:
-            self._ops.setdefault(operation, Counter())[outcome] += 1
-
-    def snapshot(self) -> dict[str, dict[str, int]]:
-        """A copy of the counts, by operation."""
-        with self._lock:
-            return {op: dict(c) for op, c in sorted(self._ops.items())}
-
-
 class LlamaCppClient(JSONCompletion):
     """An `LLMClient` on a GGUF model run in-process by llama.cpp.
 
@@ -122,7 +105,7 @@ class LlamaCppClient(JSONCompletion):
         model: The `LoadedModel` (shared with other clients of the same file).
         name: ``"llamacpp:<file name>"``.
         usage: The `UsageMeter` every call is recorded in.
-        replies: The `ReplyTally` of ``complete_json`` outcomes.
+        replies: The `ReplyTally` of ``complete_json`` outcomes (from `JSONCompletion`).
     """
 
     def __init__(
@@ -169,9 +152,7 @@ class LlamaCppClient(JSONCompletion):
         self.usage: UsageMeter = meter if isinstance(meter, UsageMeter) else UsageMeter()
         self.name = f"llamacpp:{Path(model.key.path).name}"
         self.max_repairs = self.config.max_repairs
-        self.replies = ReplyTally()
         self._clock = clock
-        self._local = threading.local()
 
     def __repr__(self) -> str:
         return f"LlamaCppClient(model={Path(self.model.key.path).name!r})"
@@ -180,31 +161,6 @@ class LlamaCppClient(JSONCompletion):
     def grammar_fallbacks(self) -> int:
         """Schemas the grammar converter rejected (asked with the generic JSON grammar)."""
         return self._grammars.unsupported
-
-    # -- JSON with outcome accounting ---------------------------------------
-    def complete_json(
-        self,
-        prompt: str,
-        schema: Mapping[str, Any],
-        *,
-        operation: str,
-        system: str | None = None,
-        max_tokens: int | None = None,
-    ) -> Any:
-        """`JSONCompletion.complete_json`, with its outcome counted in ``replies``."""
-        self._local.requests = 0
-        self._local.reason = None
-        try:
-            value = super().complete_json(prompt, schema, operation=operation, system=system,
-                                          max_tokens=max_tokens)
-        except LLMOutputError:
-            self.replies.add(operation, f"rejected:{self._local.reason or 'invalid'}")
-            raise
-        except LLMCallError as err:
-            self.replies.add(operation, f"rejected:{err.kind.value}")
-            raise
-        self.replies.add(operation, "valid" if self._local.requests <= 1 else "repaired")
-        return value
 
     # -- one generation ------------------------------------------------------
     def _grammar(self, schema: Mapping[str, Any] | None) -> tuple[str, Any | None]:
@@ -230,10 +186,11 @@ class LlamaCppClient(JSONCompletion):
         json_schema: Mapping[str, Any] | None,
         max_tokens: int | None,
     ) -> str:
-        self._local.requests = getattr(self._local, "requests", 0) + 1
         mode, grammar = self._grammar(json_schema)
         user = prompt
-        if json_schema is not None and mode != "schema" and not schema_in_prompt(
+        if json_schema is not None and mode == "schema":
+            user = strip_schema_text(prompt)  # the grammar enforces it
+        elif json_schema is not None and not schema_in_prompt(
             prompt, json_schema
         ):
             user = f"{prompt}\n\n{json_instruction(json_schema)}"
@@ -257,10 +214,9 @@ class LlamaCppClient(JSONCompletion):
         text, finish, completion_tokens = self._generate(
             tokens, rendered.stop, budget=budget, grammar=grammar, operation=operation, mode=mode)
         if json_schema is not None and finish == "length" and not _parses(text):
-            self._local.reason = "truncated"
             log.warning("llamacpp_reply_truncated", operation=operation, max_tokens=budget,
                         completion_tokens=completion_tokens)
-            raise LLMOutputError(
+            raise ReplyCutError(
                 f"{operation}: the reply was cut at max_tokens={budget} before its JSON value "
                 "closed; raise max_tokens", raw=text[:2000])
         return text
@@ -289,7 +245,7 @@ class LlamaCppClient(JSONCompletion):
             start = time.perf_counter()
             deadline = None if timeout is None else self._clock() + timeout
             kwargs: dict[str, Any] = {
-                "prompt": tokens, "max_tokens": budget, "temperature": self.config.temperature,
+                "prompt": tokens, "max_tokens": budget, "temperature": self._temperature(),
                 "seed": self.config.seed, "repeat_penalty": self.config.repeat_penalty,
                 "stop": stop, "grammar": grammar,
                 "stopping_criteria": self._stopping([past_deadline]),
@@ -322,6 +278,16 @@ class LlamaCppClient(JSONCompletion):
                 f"{operation}: generation passed timeout_s={timeout} after {completion_tokens} "
                 "tokens", error_type="Timeout")
         return text, finish, completion_tokens
+
+    def _temperature(self) -> float:
+        """The sampling temperature: ``repair_temperature`` for a repair request.
+
+        Greedy decoding answers a repair prompt with the same mistake (no
+        repair of SmolLM2's succeeded in 140 greedy calls), so repairs sample.
+        """
+        if json_attempt() > 0 and self.config.repair_temperature is not None:
+            return self.config.repair_temperature
+        return self.config.temperature
 
     def _stopping(self, criteria: list[Callable[[Any, Any], bool]]) -> Any:
         module = self._llama_cpp

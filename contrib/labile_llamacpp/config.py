@@ -25,6 +25,11 @@ def _string_bound(_instance: object, attribute: attrs.Attribute[Any], value: Any
         raise ValueError(f"'{attribute.name}' must be between 1 and 600 or unset, got {value!r}")
 
 
+def _temperature_or_none(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not 0.0 <= value <= 2.0:
+        raise ValueError(f"'{attribute.name}' must be between 0 and 2 or unset, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class LlamaCppConfig:
     """Options of the ``llamacpp`` llm (``[llm] type = "llamacpp"``).
@@ -70,6 +75,9 @@ class LlamaCppConfig:
             ``prompt`` (unconstrained, schema in the prompt).
         max_repairs: Re-asks after a reply that fails validation before the
             call fails closed with `LLMOutputError`.
+        repair_temperature: Sampling temperature of those re-asks (``None``:
+            ``temperature``). Greedy decoding repeats its mistake when
+            re-asked, so a repair samples; the ``seed`` keeps it reproducible.
     """
 
     model_path: str | None = None
@@ -88,3 +96,4 @@ class LlamaCppConfig:
         default="schema", validator=v.in_(("schema", "json", "prompt"))
     )
     max_repairs: int = attrs.field(default=1, validator=v.ge(0))
+    repair_temperature: float | None = attrs.field(default=0.7, validator=_temperature_or_none)

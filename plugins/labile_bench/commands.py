@@ -71,10 +71,26 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answer-model", help="litellm model that answers (enables QA metrics)")
     p.add_argument("--judge-model", help="litellm model that judges answers")
     p.add_argument("--no-progress", action="store_true")
+    real = p.add_argument_group(
+        "real-model runs", "with --llm, every preset runs with that model on a subset, "
+        "and the report counts its calls, tokens, reply outcomes and decisions")
+    real.add_argument("--llm", metavar="TYPE[:key=value,...]",
+                      help="the llm of every preset, e.g. 'llamacpp:n_threads=1' or "
+                           "'litellm:model=openai/NAME,api_base=http://127.0.0.1:8080/v1'")
+    real.add_argument("--limit-sessions", type=int, help="first N sessions of each conversation")
+    real.add_argument("--limit-turns", type=int, help="first N turns of each kept session")
+    real.add_argument("--limit-questions", type=int, help="at most N questions per conversation")
+    real.add_argument("--no-qa", action="store_true",
+                      help="retrieval only: no answering and judging by the model")
 
 
 def run_locomo_command(args: argparse.Namespace) -> int:
     """Run the presets over LoCoMo and print the metric table (and QA figures)."""
+    if args.llm:
+        return run_llm_locomo_command(args)
+    if args.limit_sessions or args.limit_turns or args.limit_questions:
+        raise LabileError("--limit-sessions, --limit-turns and --limit-questions go with --llm "
+                          "(a real-model run); the offline run takes --limit-conversations")
     from labile_bench.locomo_run import format_table, run_locomo
 
     qa_factory = None
@@ -97,6 +113,34 @@ def run_locomo_command(args: argparse.Namespace) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
                                        encoding="utf-8")
+    return 0
+
+
+def run_llm_locomo_command(args: argparse.Namespace) -> int:
+    """``bench locomo --llm …``: presets with a real model on a subset (`labile_bench.llm_run`)."""
+    from labile_bench.llm_report import format_llm_table
+    from labile_bench.llm_run import run_llm_locomo, subset
+    from labile_bench.llm_spec import parse_llm_spec
+    from labile_bench.locomo import load_locomo
+
+    llm = parse_llm_spec(args.llm)
+    conversations, _ = load_locomo(args.path, limit=args.limit_conversations)
+    cut = subset(conversations, sessions=args.limit_sessions, turns=args.limit_turns,
+                 questions=args.limit_questions)
+
+    def save(summary: dict[str, Any]) -> None:  # after every preset: a stopped run keeps them
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
+                                           encoding="utf-8")
+
+    summary = run_llm_locomo(
+        cut, args.preset, llm, dataset=str(args.path), ks=args.k, qa=not args.no_qa,
+        store_dir=Path(args.store_dir) if args.store_dir else None,
+        log_dir=Path(args.log_dir) if args.log_dir else None,
+        show_progress=False if args.no_progress else None, on_preset_done=save)
+    echo(f"LoCoMo {args.path}: {', '.join(summary['conversations'])}; "
+         f"{summary['sessions']} sessions, {summary['questions']} questions; llm {args.llm}")
+    echo(format_llm_table(summary))
     return 0
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
 from labile.plugin import LLMOutputError
 from labile_llm.jsoncheck import validate
+from labile_llm.replies import ReplyCutError, ReplyTally
+from labile_llm.retry import LLMCallError
 
 log = structlog.get_logger(__name__)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -81,6 +84,33 @@ def json_instruction(schema: Mapping[str, Any]) -> str:
     )
 
 
+#: A prompt's closing request that spells out the reply's schema: a line ending in
+#: "schema:" followed by the schema as one line of JSON (REALM's prompts end so).
+_SCHEMA_TAIL = re.compile(r"\n+[^\n]*\bschema:[ \t]*\n(\{[^\n]*\})\s*$", re.IGNORECASE)
+SCHEMA_ENFORCED_TAIL: Final = "Reply with one JSON value."
+
+
+def strip_schema_text(prompt: str) -> str:
+    """``prompt`` without a closing schema, for a client whose decoding enforces the schema.
+
+    The schema text costs hundreds of prompt tokens per call (247 of REALM's
+    ~1,000-token extraction prompt) and tells a grammar-constrained model
+    nothing the grammar does not. Only a final "…schema:" line followed by a
+    one-line JSON object with a ``type`` goes; anything else is returned
+    unchanged.
+    """
+    match = _SCHEMA_TAIL.search(prompt)
+    if match is None:
+        return prompt
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return prompt
+    if not isinstance(value, dict) or "type" not in value:
+        return prompt
+    return f"{prompt[: match.start()]}\n\n{SCHEMA_ENFORCED_TAIL}"
+
+
 def schema_in_prompt(prompt: str, schema: Mapping[str, Any]) -> bool:
     """Whether ``prompt`` already spells out ``schema`` (a repair prompt does, and so do
     prompts that embed it compactly, as REALM's do)."""
@@ -88,14 +118,41 @@ def schema_in_prompt(prompt: str, schema: Mapping[str, Any]) -> bool:
                for keys in (False, True) for seps in (None, (",", ":")))
 
 
+_TALLY_LOCK = threading.Lock()
+_ATTEMPT = threading.local()
+
+
+def json_attempt() -> int:
+    """Which request of the running ``complete_json`` this thread is making.
+
+    0 for the first request (and outside ``complete_json``), 1 for the first
+    repair, and so on. A client may decode repairs differently: re-asking a
+    greedy model with the same settings repeats its error.
+    """
+    return int(getattr(_ATTEMPT, "value", 0))
+
+
 class JSONCompletion:
     """Mixin: ``complete_json`` on top of a subclass's ``_complete_raw``.
 
     Subclasses implement ``_complete_raw(prompt, *, operation, system,
-    json_schema, max_tokens) -> str`` and set ``max_repairs``.
+    json_schema, max_tokens) -> str`` and set ``max_repairs``. Every
+    ``complete_json`` outcome is counted in `replies` (`ReplyTally`);
+    ``_complete_raw`` may raise `ReplyCutError` for a reply cut at its token
+    budget, which fails closed at once, without a repair.
     """
 
     max_repairs: int = 1
+    _reply_tally: ReplyTally | None = None
+
+    @property
+    def replies(self) -> ReplyTally:
+        """The outcomes of this client's ``complete_json`` calls (made on first use)."""
+        if self._reply_tally is None:
+            with _TALLY_LOCK:
+                if self._reply_tally is None:
+                    self._reply_tally = ReplyTally()
+        return self._reply_tally
 
     def _complete_raw(
         self,
@@ -119,19 +176,52 @@ class JSONCompletion:
     ) -> Any:
         """Ask for JSON matching ``schema``; repair at most ``max_repairs`` times.
 
-        ``max_tokens`` overrides the client's reply length for this call.
+        ``max_tokens`` overrides the client's reply length for this call. The
+        outcome is counted in `replies`.
 
         Raises:
-            LLMOutputError: still invalid after the repairs (fail closed).
+            LLMOutputError: still invalid after the repairs, or cut at the
+                token budget (`ReplyCutError`): fail closed.
+            LLMCallError: the call itself failed (counted with its kind).
         """
+        tally = self.replies
+        try:
+            value, attempts = self._complete_json(prompt, schema, operation=operation,
+                                                  system=system, max_tokens=max_tokens)
+        except ReplyCutError:
+            tally.add(operation, "rejected:truncated")
+            raise
+        except LLMOutputError:
+            tally.add(operation, "rejected:invalid")
+            raise
+        except LLMCallError as err:
+            tally.add(operation, f"rejected:{err.kind.value}")
+            raise
+        tally.add(operation, "valid" if attempts == 1 else "repaired")
+        return value
+
+    def _complete_json(
+        self,
+        prompt: str,
+        schema: Mapping[str, Any],
+        *,
+        operation: str,
+        system: str | None,
+        max_tokens: int | None,
+    ) -> tuple[Any, int]:
+        """``(value, attempts)``: the validated reply and how many requests it took."""
         current = prompt
         problems: list[str] = []
         reply = ""
         for attempt in range(self.max_repairs + 1):
-            reply = self._complete_raw(
-                current, operation=operation, system=system, json_schema=schema,
-                max_tokens=max_tokens,
-            )
+            _ATTEMPT.value = attempt
+            try:
+                reply = self._complete_raw(
+                    current, operation=operation, system=system, json_schema=schema,
+                    max_tokens=max_tokens,
+                )
+            finally:
+                _ATTEMPT.value = 0
             try:
                 value = extract_json(reply)
             except LLMOutputError:
@@ -139,7 +229,7 @@ class JSONCompletion:
             else:
                 problems = validate(value, schema)
                 if not problems:
-                    return value
+                    return value, attempt + 1
             log.info("llm_json_invalid", operation=operation, attempt=attempt,
                      problems=problems[:3])
             current = repair_prompt(prompt, reply, problems, schema)

@@ -25,6 +25,11 @@ SYSTEM: Final = (
 
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 12}
+# Short fields of a unit: names, roles, keywords, times are a few words. Tight limits
+# matter to grammar-constrained small models, which loop inside a string until its
+# limit (SmolLM2 filled a name with a list of invented people up to the limit).
+_SHORT = {"type": "string", "maxLength": 80}
+_SHORTS = {"type": "array", "items": _SHORT, "maxItems": 6}
 _IDS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": 50}
 _KINDS = ["entity", "event", "episode", "fact"]
 _LAYERS = ["logical", "causal", "taxonomic", "associative"]
@@ -48,33 +53,36 @@ def node_line(short: int, node: Node, limit: int = 320) -> str:
 # Construction: unit extraction and running summary                            #
 # --------------------------------------------------------------------------- #
 
+#: Units come before the summary: a grammar-constrained model writes properties in this
+#: order, and a reply cut at its token budget loses everything, so the part that matters
+#: most (and is most often short) comes first.
 EXTRACT_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "required": ["units", "summary"],
     "additionalProperties": False,
     "properties": {
-        "summary": {"type": "string", "maxLength": 2400},
         "units": {
             "type": "array",
-            "maxItems": 12,
+            "maxItems": 8,
             "items": {
                 "type": "object",
                 "required": ["type", "name", "description"],
                 "additionalProperties": False,
                 "properties": {
                     "type": {"enum": _KINDS},
-                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "name": {"type": "string", "minLength": 1, "maxLength": 120},
                     "description": {"type": "string", "minLength": 1, "maxLength": 1200},
-                    "aliases": _STRS,
-                    "category": _STR,
-                    "role": _STR,
-                    "participants": _STRS,
+                    "aliases": _SHORTS,
+                    "category": _SHORT,
+                    "role": _SHORT,
+                    "participants": _SHORTS,
                     "statement": _STR,
-                    "keywords": {"type": "array", "items": _STR, "maxItems": 3},
-                    "time": _STR,
+                    "keywords": {"type": "array", "items": _SHORT, "maxItems": 3},
+                    "time": {"type": "string", "maxLength": 40},
                 },
             },
         },
+        "summary": {"type": "string", "maxLength": 2400},
     },
 }
 

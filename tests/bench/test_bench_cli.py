@@ -89,3 +89,17 @@ def test_blocking_the_bundle_removes_its_commands(
         main(["--help"])
     out = capsys.readouterr().out
     assert "demo" not in out and "bench" in out and "(scale)" in out  # lancedb's stays
+
+
+def test_bench_locomo_llm_subset_options(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    """--limit-sessions needs --llm; with it the real-model runner prints its table."""
+    code, _, err = run(capsys, "bench", "locomo", str(DATA / "locomo_tiny.json"),
+                       "--limit-sessions", "1")
+    assert code != 0 and "--llm" in err
+    out_json = tmp_path / "s.json"
+    code, out, _ = run(capsys, "bench", "locomo", str(DATA / "locomo_tiny.json"), "--preset",
+                       "bm25", "--llm", "scripted", "--limit-sessions", "1", "--no-qa",
+                       "--json", str(out_json), "--no-progress")
+    assert code == 0 and "ingest calls/turn" in out and "R@5 recon. off" in out
+    assert json.loads(out_json.read_text())["kind"] == "locomo-llm"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from labile_llm.jsoncheck import validate
 
 SCHEMA = {
@@ -34,3 +36,21 @@ def test_missing_and_bool_is_not_a_number() -> None:
     errors = validate({"op": "add", "weight": True}, SCHEMA)
     assert any("missing required key 'ids'" in e for e in errors)
     assert any("$.weight: expected number, got bool" in e for e in errors)
+
+
+@pytest.mark.parametrize(("prompt", "expected"), [
+    ('Do it.\n\nReply with JSON matching this schema:\n{"type":"object"}',
+     "Do it.\n\nReply with one JSON value."),
+    ('Do it.\nThe JSON schema:\n{"type": "object", "properties": {}}\n',
+     "Do it.\n\nReply with one JSON value."),
+    # not a schema, or not at the end, or not one line: unchanged
+    ('Do it.\n\nReply matching this schema:\n{"a": 1}', None),
+    ('Reply with JSON matching this schema:\n{"type":"object"}\nThen stop.', None),
+    ('Do it.\n\nschema:\n{"type":\n"object"}', None),
+    ("Do it.\n\nschema:\n{not json}", None),
+])
+def test_strip_schema_text_drops_only_a_closing_one_line_schema(prompt: str,
+                                                                expected: str | None) -> None:
+    from labile_llm.json_completion import strip_schema_text
+
+    assert strip_schema_text(prompt) == (prompt if expected is None else expected)

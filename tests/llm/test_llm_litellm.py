@@ -27,6 +27,7 @@ from labile._usage import UsageMeter
 from labile_litellm.client import LiteLLMClient
 from labile_litellm.config import LiteLLMConfig
 from labile_llm.retry import LLMAuthError, LLMRateLimitError, LLMRequestError, LLMTimeoutError
+from labile_llm.schema_bounds import grammar_schema
 from labile_llm.scripted import ScriptedLLM
 
 SCHEMA: dict[str, Any] = {
@@ -194,7 +195,8 @@ def test_local_server_steps_down_to_the_llama_cpp_dialect_without_retrying(
     assert client.complete_json("a?", SCHEMA, operation="x") == {"a": 5}
     assert fake_time.sleeps == []  # the rejection was not retried
     assert fake.calls[0]["response_format"]["type"] == "json_schema"
-    assert fake.calls[1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    bounded = grammar_schema(SCHEMA, 400)  # the in-process client's bounds
+    assert fake.calls[1]["response_format"] == {"type": "json_object", "schema": bounded}
     assert json.dumps(SCHEMA, sort_keys=True) not in fake.calls[1]["messages"][-1]["content"]
     assert client.structured_mode(SCHEMA) == "json_object_schema"
     assert client.usage.snapshot()["x"]["failures"] == 1
@@ -202,6 +204,30 @@ def test_local_server_steps_down_to_the_llama_cpp_dialect_without_retrying(
     hosted = _client(litellm_module, make_fake([rejected, '{"a": 7}'], raw=True))
     assert hosted.complete_json("a?", SCHEMA, operation="x") == {"a": 7}
     assert hosted.structured_mode(SCHEMA) == "json_object"
+
+
+def test_local_server_decodes_under_the_same_bounds_as_the_in_process_model(
+    litellm_module: ModuleType, make_fake: Callable[..., Any]
+) -> None:
+    """The llama.cpp-server dialect gets string caps and weight steps; the prompt loses
+    the schema the server enforces, a hosted model keeps it."""
+    schema = {"type": "object", "required": ["w", "s"], "properties": {
+        "w": {"type": "number", "minimum": 0, "maximum": 1},
+        "s": {"type": "string", "minLength": 3, "maxLength": 1200}}}
+    prompt = "Weigh it.\n\nReply with JSON matching this schema:\n" + json.dumps(schema)
+    fake = make_fake(['{"w": 0.5, "s": "abc"}'])
+    client = _client(litellm_module, fake, model="openai/smollm2",
+                     api_base="http://127.0.0.1:8080/v1", structured_output="json_object_schema",
+                     max_string_chars=300)
+    assert client.complete_json(prompt, schema, operation="x") == {"w": 0.5, "s": "abc"}
+    sent = fake.calls[0]["response_format"]["schema"]["properties"]
+    assert sent["w"] == {"enum": [i / 20 for i in range(21)]}
+    assert sent["s"] == {"type": "string", "minLength": 1, "maxLength": 300}
+    assert fake.prompts[0] == "Weigh it.\n\nReply with one JSON value."
+    hosted_fake = make_fake(['{"w": 0.5, "s": "abc"}'])
+    hosted = _client(litellm_module, hosted_fake, structured_output="json_schema")
+    hosted.complete_json(prompt, schema, operation="x")
+    assert hosted_fake.prompts[0] == prompt
 
 
 @pytest.mark.parametrize(("url", "loopback"), [
@@ -284,6 +310,24 @@ def test_repairs_broken_json_then_fails_closed(litellm_module: ModuleType,
     with pytest.raises(LLMOutputError) as info:
         client.complete_json("a?", SCHEMA, operation="extract")
     assert len(bad.calls) == 2 and info.value.raw == '{"a": '
+    # outcomes are tallied by the shared JSONCompletion, as for the local client
+    assert client.replies.snapshot() == {"extract": {"rejected:invalid": 1}}
+
+
+def test_reply_outcomes_are_tallied_per_operation(litellm_module: ModuleType,
+                                                  make_fake: Callable[..., Any],
+                                                  fake_time: Any) -> None:
+    fake = make_fake(['{"a": 1}', "no json", '{"a": 2}'])
+    client = _client(litellm_module, fake, max_repairs=1)
+    client.complete_json("a?", SCHEMA, operation="extract")
+    client.complete_json("a?", SCHEMA, operation="plan")
+    late = _client(litellm_module, make_fake([litellm_module.Timeout("late", **P)]),
+                   fake_time, max_retries=0)
+    with pytest.raises(LLMTimeoutError):
+        late.complete_json("a?", SCHEMA, operation="extract")
+    assert client.replies.snapshot() == {"extract": {"valid": 1}, "plan": {"repaired": 1}}
+    assert late.replies.snapshot() == {"extract": {"rejected:timeout": 1}}
+    assert client.replies.totals() == {"valid": 1, "repaired": 1}
 
 
 # -- retries ----------------------------------------------------------------------------

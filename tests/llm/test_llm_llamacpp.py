@@ -190,12 +190,36 @@ def test_valid_reply_is_constrained_by_the_schema_grammar_and_counted() -> None:
     assert client.replies.snapshot() == {"op": {"valid": 1}}
 
 
+def test_schema_text_in_the_prompt_is_dropped_when_the_grammar_enforces_it() -> None:
+    tail = "Reply with JSON matching this schema:\n" + json.dumps(SCHEMA, separators=(",", ":"))
+    client, llama = make_client([('{"a": 1}', "stop")])
+    client.complete_json(f"Give a.\n\n{tail}", SCHEMA, operation="op")
+    assert bytes(llama.requests[0]["prompt"]).decode() == (
+        "<user>Give a.\n\nReply with one JSON value.<assistant>")
+    # in prompt mode nothing enforces the schema: it stays
+    loose, llama = make_client([('{"a": 1}', "stop")], structured_output="prompt")
+    loose.complete_json(f"Give a.\n\n{tail}", SCHEMA, operation="op")
+    assert tail in bytes(llama.requests[0]["prompt"]).decode()
+
+
 def test_invalid_then_valid_reply_is_repaired() -> None:
     client, llama = make_client([('{"a": "x"}', "stop"), ('{"a": 2}', "stop")])
     assert client.complete_json("Give a.", SCHEMA, operation="op") == {"a": 2}
     assert len(llama.requests) == 2
     assert "was not valid" in bytes(llama.requests[1]["prompt"]).decode()
     assert client.replies.snapshot() == {"op": {"repaired": 1}}
+
+
+def test_repairs_sample_while_first_requests_decode_greedily() -> None:
+    client, llama = make_client([('{"a": "x"}', "stop"), ('{"a": 2}', "stop"),
+                                 ('{"a": 3}', "stop")], repair_temperature=0.7)
+    assert client.complete_json("Give a.", SCHEMA, operation="op") == {"a": 2}
+    assert client.complete_json("Give a.", SCHEMA, operation="op") == {"a": 3}
+    assert [r["temperature"] for r in llama.requests] == [0.0, 0.7, 0.0]
+    greedy, llama = make_client([('{"a": "x"}', "stop"), ('{"a": 2}', "stop")],
+                                repair_temperature=None)
+    greedy.complete_json("Give a.", SCHEMA, operation="op")
+    assert [r["temperature"] for r in llama.requests] == [0.0, 0.0]
 
 
 def test_reply_that_never_validates_fails_closed() -> None:

@@ -141,7 +141,9 @@ def _scripted() -> ScriptedLLM:
 def test_realm_llm_preset_end_to_end_with_a_scripted_model() -> None:
     llm = _scripted()
     mem = open_memory("realm-llm", llm=llm)
-    mem.add(session(1, [("Ann", "Hello Bob, I started painting."), ("Bob", "Nice!")]),
+    # (a pure small-talk turn would never reach the model: both turns say something)
+    mem.add(session(1, [("Ann", "Hello Bob, I started painting."),
+                        ("Bob", "Nice! I bought a bike.")]),
             namespace="u")
     turns = 2
     construct_calls = len(llm.calls)

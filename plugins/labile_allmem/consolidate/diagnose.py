@@ -310,15 +310,25 @@ class OfflineDiagnoser:
 
 
 class LLMDiagnoser:
-    """``allmem.diagnoser.llm``: one LLM call per neighbourhood, calls run in parallel."""
+    """``allmem.diagnoser.llm``: one LLM call per neighbourhood, calls run in parallel.
+
+    A neighbourhood anchored on pure small talk (`labile_text.entities.is_filler`:
+    "Hey Mel!", "Thanks so much!") is not sent: it states nothing to split,
+    merge into or supersede (a real 135M model merged greetings), and the call
+    would cost a full prompt. Such anchors are counted in ``skipped``.
+    """
 
     def __init__(self, llm: LLMClient, *, workers: int = 4) -> None:
         """Create the diagnoser with a thread pool of ``workers``."""
         self._llm, self._workers = llm, max(1, workers)
         self.failures = 0
+        self.skipped = 0
 
     def diagnose(self, hoods: Sequence[Neighbourhood]) -> list[Proposal]:
         """Ask the model about every neighbourhood; results keep neighbourhood order."""
+        kept = [h for h in hoods if not is_filler(h.anchor.content)]
+        self.skipped += len(hoods) - len(kept)
+        hoods = kept
         if not hoods:
             return []
         if self._workers == 1 or len(hoods) == 1:

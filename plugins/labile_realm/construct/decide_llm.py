@@ -19,7 +19,7 @@ from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
 from labile_realm.construct.neighbourhood import Candidate
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import IdMap
-from labile_realm.schema import SHORT_BY_KIND, predicate_name
+from labile_realm.schema import SHORT_BY_KIND, layer_of, predicate_name
 
 if TYPE_CHECKING:
     from labile_realm.construct.extractor import RealmConstructConfig
@@ -51,8 +51,16 @@ class LLMDecider:
     def decide_node(
         self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
     ) -> NodeDecision:
-        """Add, modify or skip ``unit`` (raises `LLMOutputError` on an invalid reply)."""
+        """Add, modify or skip ``unit`` (raises `LLMOutputError` on an invalid reply).
+
+        With no candidate there is nothing to decide: "modify" and "skip"
+        need a target and "related" a candidate, so the unit is added without
+        asking (the call would only have refined its wording).
+        """
         del state
+        if not candidates:
+            return NodeDecision(op="add", target=None, related=(), description=None,
+                                keywords=None, reason="no candidates: added without a call")
         ids = IdMap(c.node.id for c in candidates)
         prompt = prompts.node_decision_prompt(
             unit_text(unit),
@@ -108,9 +116,7 @@ class LLMDecider:
         ops: list[EdgeOp] = []
         for item in reply["edges"]:
             other = ids.real(item["candidate"])
-            pred = predicate_name(str(item["predicate"]))
-            if pred is None:
-                raise LLMOutputError(f"unknown predicate {item['predicate']!r}")
+            pred = reply_predicate(str(item["predicate"]))
             src, dst = (node.id, other) if item["direction"] == "from_target" else (other, node.id)
             action = item["operation"]
             if action in ("modify", "delete") and (src, pred, dst) not in present:
@@ -120,6 +126,25 @@ class LLMDecider:
                 description=str(item.get("description", "")), weight=float(item["weight"]),
             ))
         return ops
+
+
+def reply_predicate(text: str) -> str:
+    """The REALM predicate a reply names: ``causes``, ``realm.causes`` or ``causal/causes``.
+
+    The prompt's predicate table writes ``layer/name``, and models copy that
+    form (hosted models do whenever the schema does not enumerate the names);
+    the layer must then be the predicate's own.
+
+    Raises:
+        LLMOutputError: no REALM predicate has that name, or the layer is not its layer.
+    """
+    layer, slash, name = text.strip().rpartition("/")
+    pred = predicate_name(name if slash else text)
+    if pred is None:
+        raise LLMOutputError(f"unknown predicate {text!r}")
+    if slash and layer.strip().lower() != layer_of(pred):
+        raise LLMOutputError(f"predicate {name!r} is not in layer {layer!r}")
+    return pred
 
 
 def build_llm_decider(config: NoConfig, deps: Deps, host: RealmConstructConfig) -> LLMDecider:
