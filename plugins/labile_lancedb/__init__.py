@@ -20,7 +20,7 @@ def labile_register_stores(register: Register) -> None:
 
     register("lancedb", LanceStore, config=LanceStoreConfig,
              summary="LanceDB directory per memory: durable, crash-safe batches, vector "
-                     "(exact or IVF_RQ) and BM25 full-text search; the embedded default")
+                     "(exact, quantized or IVF_RQ) and BM25 full-text search; the embedded default")
 
 
 @hookimpl
@@ -39,12 +39,16 @@ def _scale_options(p: argparse.ArgumentParser) -> None:
 
 def _run_scale(args: argparse.Namespace) -> int:
     import json
+    import sys
     from pathlib import Path
 
     from labile.plugin import echo
     from labile_lancedb.bench_scale import run_scale_bench
 
     summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries)
+    # The candidates' table for people on stderr; stdout stays one JSON document.
+    sys.stderr.write(f"{summary['nodes']} nodes, {summary['queries']} queries\n"
+                     f"{summary['table']}\n")
     text = json.dumps(summary, indent=2, default=str)
     echo(text)
     if args.json_out:
