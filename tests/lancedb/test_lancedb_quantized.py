@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from lancedb_helpers import node, open_store, rvec
 from numpy.typing import NDArray
 
 from labile._model import NodeFilter
-from labile_lancedb import _search
+from labile_lancedb import _quantized, _search
 from labile_lancedb._cache import NodeTable
 from labile_lancedb._quantized import BinaryCodes
 from labile_lancedb.store import LanceStore
@@ -38,22 +39,27 @@ def _hamming(codes: BinaryCodes, a: NDArray[np.float32], b: NDArray[np.float32])
     return int(np.bitwise_count(ca ^ cb).sum())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 300), dim=st.integers(1, 150), count=st.integers(1, 80),
-       keep=st.floats(0.0, 1.0), seed=st.integers(0, 2**16))
+       keep=st.floats(0.0, 1.0), seed=st.integers(0, 2**16), small=st.booleans())
 def test_nearest_is_the_hamming_top_count_among_the_candidates(
-    n: int, dim: int, count: int, keep: float, seed: int
+    n: int, dim: int, count: int, keep: float, seed: int, small: bool
 ) -> None:
     """`BinaryCodes.nearest` returns exactly min(count, #candidates) ascending slots, all of
     them candidates, and no candidate left out is closer in Hamming distance than one
-    taken (ties at the cut go to the lower slots); `distances` equals popcount(XOR)."""
+    taken (ties at the cut go to the lower slots); `distances` equals popcount(XOR).
+    ``small`` shrinks the distance loop's blocks and the size from which the selection
+    narrows by a sample, so both paths of large namespaces run here too."""
     rng = np.random.default_rng(seed)
     vecs = rvec(rng, n, dim)
     codes = _codes_of(vecs)
     q = rvec(rng, 1, dim)[0]
     mask = rng.random(n) < keep
-    got = codes.nearest(q, mask, count)
-    dist = codes.distances(q, n)
+    with (patch.object(_quantized, "_BLOCK", 7 if small else _quantized._BLOCK),
+          patch.object(_quantized, "_SAMPLE_FROM", 1 if small else _quantized._SAMPLE_FROM),
+          patch.object(_quantized, "_SAMPLE_STEP", 3 if small else _quantized._SAMPLE_STEP)):
+        got = codes.nearest(q, mask, count)
+        dist = codes.distances(q, n)
     assert [int(d) for d in dist[:5]] == [_hamming(codes, q, v) for v in vecs[:5]]
     assert len(got) == min(count, int(mask.sum()))
     assert np.all(np.diff(got) > 0) and mask[got].all()
