@@ -35,6 +35,9 @@ def _scale_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--dim", type=int, default=384)
     p.add_argument("--json", dest="json_out")
+    p.add_argument("--candidates", help="comma-separated vector-search candidates to measure "
+                   "(default: all; the exact scan always runs): exact, quantized, auto, ivf_rq, "
+                   "ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")
 
 
 def _run_scale(args: argparse.Namespace) -> int:
@@ -43,9 +46,16 @@ def _run_scale(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from labile.plugin import echo
+    from labile_lancedb._bench_candidates import pick_candidates
     from labile_lancedb.bench_scale import run_scale_bench
 
-    summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries)
+    try:
+        candidates = pick_candidates(args.candidates)
+    except ValueError as exc:
+        sys.stderr.write(f"labile bench scale: {exc}\n")
+        return 2
+    summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries,
+                              candidates=candidates)
     # The candidates' table for people on stderr; stdout stays one JSON document.
     sys.stderr.write(f"{summary['nodes']} nodes, {summary['queries']} queries\n"
                      f"{summary['table']}\n")

@@ -24,7 +24,8 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CANDIDATES", "Candidate", "CandidateRow", "measure_candidates"]
+__all__ = ["CANDIDATES", "Candidate", "CandidateRow", "format_table", "measure_candidates",
+           "pick_candidates"]
 
 #: Queries answered before timing starts (first-use costs are the build's, not a query's).
 _WARMUP: Final = 2
@@ -35,6 +36,7 @@ class Candidate:
     """One way to answer a top-10 vector query.
 
     Attributes:
+        key: A short name for ``labile bench scale --candidates``.
         name: The row label.
         mode: The store's search mode, or ``None`` for a raw LanceDB query.
         index: ``(kind, options)`` of the LanceDB index to build first (kind:
@@ -44,6 +46,7 @@ class Candidate:
             ``refine_factor``, ``ef``).
     """
 
+    key: str
     name: str
     mode: str | None
     index: tuple[str, dict[str, int]] | None = None
@@ -53,20 +56,39 @@ class Candidate:
 #: Every candidate, in report order. The HNSW graph builds in minutes on two
 #: cores at 100k rows, so its row is the slowest part of a run.
 CANDIDATES: Final = (
-    Candidate("exact (float scan)", "exact"),
-    Candidate("quantized (1-bit + re-rank)", "quantized"),
-    Candidate("auto", "auto"),
-    Candidate("ivf_rq (store)", "ann", ("ivf_rq", {"partitions_per": 0})),
-    Candidate("ivf_rq p=n/4096 np=40 rf=10", None, ("ivf_rq", {"partitions_per": 0}),
+    Candidate("exact", "exact (float scan)", "exact"),
+    Candidate("quantized", "quantized (1-bit + re-rank)", "quantized"),
+    Candidate("auto", "auto", "auto"),
+    Candidate("ivf_rq", "ivf_rq (store)", "ann", ("ivf_rq", {"partitions_per": 0})),
+    Candidate("ivf_rq_np40", "ivf_rq p=n/4096 np=40 rf=10", None, ("ivf_rq", {"partitions_per": 0}),
               {"nprobes": 40, "refine_factor": 10}),
-    Candidate("ivf_rq p=n/1024 np=16 rf=10", None, ("ivf_rq", {"partitions_per": 1024}),
+    Candidate("ivf_rq_p1024", "ivf_rq p=n/1024 np=16 rf=10", None,
+              ("ivf_rq", {"partitions_per": 1024}),
               {"nprobes": 16, "refine_factor": 10}),
-    Candidate("ivf_rq p=n/1024 np=32 rf=20", None, None,
+    Candidate("ivf_rq_p1024_np32", "ivf_rq p=n/1024 np=32 rf=20", None,
+              ("ivf_rq", {"partitions_per": 1024}),
               {"nprobes": 32, "refine_factor": 20}),
-    Candidate("ivf_hnsw_sq m=16 efc=150 ef=100", None,
+    Candidate("hnsw_sq", "ivf_hnsw_sq m=16 efc=150 ef=100", None,
               ("ivf_hnsw_sq", {"partitions_per": 50_000, "m": 16, "ef_construction": 150}),
               {"nprobes": 4, "ef": 100, "refine_factor": 1}),
 )
+
+
+def pick_candidates(keys: str | None) -> tuple[Candidate, ...]:
+    """The candidates named by comma-separated ``keys`` (all when ``None``), exact first.
+
+    Raises:
+        ValueError: an unknown key (the message lists the known ones).
+    """
+    if keys is None:
+        return CANDIDATES
+    by_key = {c.key: c for c in CANDIDATES}
+    wanted = [k.strip() for k in keys.split(",") if k.strip()]
+    unknown = [k for k in wanted if k not in by_key]
+    if unknown:
+        raise ValueError(f"unknown candidate(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(by_key)}")
+    return tuple(c for c in CANDIDATES if c.key == "exact" or c.key in wanted)
 
 
 @attrs.frozen

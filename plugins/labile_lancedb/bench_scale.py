@@ -191,9 +191,8 @@ def run_scale_bench(
         for row in measure_candidates(store, NAMESPACE, queries, candidates):
             log.info("bench_candidate", **attrs.asdict(row))
             rows.append(row)
-        by_name = {r.name: r for r in rows}
-        exact, auto = by_name[CANDIDATES[0].name], by_name.get("auto")
-        ann = by_name.get("ivf_rq (store)")
+        by_key = {c.key: r for c, r in zip(candidates, rows, strict=True)}
+        exact, auto, ann = by_key["exact"], by_key.get("auto"), by_key.get("ivf_rq")
         text_t = []
         for j in range(min(n_queries, 50)):
             t = time.perf_counter()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labile_lancedb._bench_candidates import CANDIDATES
+import pytest
+
+from labile_lancedb._bench_candidates import CANDIDATES, pick_candidates
 from labile_lancedb.bench_scale import run_scale_bench
 
 
@@ -32,3 +34,10 @@ def test_scale_bench_reports_every_figure(tmp_path: Path) -> None:
     assert result["refresh"] == {"added": 30, "add_s": result["refresh"]["add_s"],
                                  "found_at_once": "30/30", "codes_rebuilt": False}
     assert (tmp_path / "b" / "nodes.lance").is_dir()  # an explicit path is kept
+
+
+def test_candidates_are_picked_by_key_with_the_exact_scan_always_first() -> None:
+    assert pick_candidates(None) == CANDIDATES
+    assert [c.key for c in pick_candidates("auto, quantized")] == ["exact", "quantized", "auto"]
+    with pytest.raises(ValueError, match="unknown candidate.*hnsw; known: exact, quantized"):
+        pick_candidates("quantized,hnsw")
