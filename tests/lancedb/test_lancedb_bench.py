@@ -31,6 +31,7 @@ def test_scale_bench_reports_every_figure(tmp_path: Path) -> None:
     assert rows["quantized (1-bit + re-rank)"]["mem_mb"] > 0
     assert rows["ivf_hnsw_sq m=16 efc=150 ef=100"]["index_disk_mb"] > 0
     assert result["table"].count("\n") == len(CANDIDATES) + 1
+    assert all(r["cpu_p50_ms"] > 0 for r in rows.values())
     assert result["refresh"] == {"added": 30, "add_s": result["refresh"]["add_s"],
                                  "found_at_once": "30/30", "codes_rebuilt": False}
     assert (tmp_path / "b" / "nodes.lance").is_dir()  # an explicit path is kept
