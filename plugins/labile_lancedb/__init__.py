@@ -20,7 +20,7 @@ def labile_register_stores(register: Register) -> None:
 
     register("lancedb", LanceStore, config=LanceStoreConfig,
              summary="LanceDB directory per memory: durable, crash-safe batches, vector "
-                     "(exact or IVF_RQ) and BM25 full-text search; the embedded default")
+                     "(exact, quantized or IVF_RQ) and BM25 full-text search; the embedded default")
 
 
 @hookimpl
@@ -35,16 +35,30 @@ def _scale_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--dim", type=int, default=384)
     p.add_argument("--json", dest="json_out")
+    p.add_argument("--candidates", help="comma-separated vector-search candidates to measure "
+                   "(default: all; the exact scan always runs): exact, quantized, auto, ivf_rq, "
+                   "ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")
 
 
 def _run_scale(args: argparse.Namespace) -> int:
     import json
+    import sys
     from pathlib import Path
 
     from labile.plugin import echo
+    from labile_lancedb._bench_candidates import pick_candidates
     from labile_lancedb.bench_scale import run_scale_bench
 
-    summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries)
+    try:
+        candidates = pick_candidates(args.candidates)
+    except ValueError as exc:
+        sys.stderr.write(f"labile bench scale: {exc}\n")
+        return 2
+    summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries,
+                              candidates=candidates)
+    # The candidates' table for people on stderr; stdout stays one JSON document.
+    sys.stderr.write(f"{summary['nodes']} nodes, {summary['queries']} queries\n"
+                     f"{summary['table']}\n")
     text = json.dumps(summary, indent=2, default=str)
     echo(text)
     if args.json_out:

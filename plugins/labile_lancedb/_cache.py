@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from labile.plugin import Edge, Node, NodeFilter, Observation
+from labile_lancedb._quantized import BinaryCodes
 from labile_lancedb._rows import to_us
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ class NodeTable:
     Slot ``i`` is the ``i``-th node inserted; an update keeps its slot. Numpy
     columns (by slot) let `mask` evaluate a `NodeFilter` over every node at
     once with exactly `NodeFilter.accepts` semantics. The normalised vector
-    matrix is built on first use and then maintained row by row.
+    matrix and the binary codes of the quantized scan are each built on first
+    use and then maintained row by row.
     """
 
     def __init__(self, dim: int) -> None:
@@ -82,6 +84,7 @@ class NodeTable:
         self.visible_count = 0
         self.embedded_count = 0
         self._matrix: NDArray[np.float32] | None = None
+        self._codes: BinaryCodes | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -111,6 +114,8 @@ class NodeTable:
         self.has_emb = grown(self.has_emb)
         if self._matrix is not None:
             self._matrix = grown(self._matrix)
+        if self._codes is not None:
+            self._codes.grow(cap)
         self._cap = cap
 
     def put(self, node: Node, seq: int) -> None:
@@ -140,6 +145,8 @@ class NodeTable:
         self.embedded_count += int(node.embedding is not None)
         if self._matrix is not None:
             self._matrix[i] = _unit(node.embedding, self.dim)
+        if self._codes is not None:  # searchable by the quantized scan at once
+            self._codes.set(i, _unit(node.embedding, self.dim))
 
     def load(self, nodes: list[Node], seqs: list[int], t_start_us: NDArray[np.int64],
              t_end_us: NDArray[np.int64], null_us: int) -> None:
@@ -204,10 +211,33 @@ class NodeTable:
         """Whether the matrix is currently materialised."""
         return self._matrix is not None
 
+    def unit_rows(self, start: int, stop: int) -> NDArray[np.float32]:
+        """Unit vectors of slots ``start..stop-1`` (zero rows where no embedding); a copy."""
+        if self._matrix is not None:
+            return self._matrix[start:stop].copy()
+        rows = np.zeros((stop - start, self.dim), np.float32)
+        for j, node in enumerate(self.records[start:stop]):
+            if node.embedding is not None:
+                rows[j] = _unit(node.embedding, self.dim)
+        return rows
+
+    def codes(self) -> BinaryCodes:
+        """The binary codes of every slot, built on first use and kept current by `put`.
+
+        They are rebuilt (re-centred on the current mean) once the table has
+        doubled since they were built: a one-off O(n) pass per doubling, so
+        adding nodes stays amortised O(1) each and no small addition rebuilds.
+        """
+        n = len(self.ids)
+        if self._codes is None or n >= 2 * max(self._codes.built_rows, 1):
+            self._codes = BinaryCodes.build(self.dim, n, self._cap, self.unit_rows)
+        return self._codes
+
     def nbytes(self) -> int:
         """Approximate bytes of the numpy parts (columns and matrix)."""
         total = sum(a.nbytes for a in (self.visible, self.kind, self.t_start, self.t_end,
                                         self.has_emb))
+        total += self._codes.nbytes() if self._codes is not None else 0
         return total + (self._matrix.nbytes if self._matrix is not None else 0)
 
 

@@ -1,16 +1,29 @@
-"""The search paths: exact vector search in numpy, ANN (IVF_RQ) and full-text in LanceDB.
+"""The search paths: exact and quantized vector search in numpy, ANN (IVF_RQ) and
+full-text in LanceDB.
 
-Vector search is exact by default, over the namespace's in-memory vector
-matrix (`labile_lancedb._cache.NodeTable`): below tens of thousands of vectors
-numpy beats LanceDB's flat scan several-fold and is exact. In a namespace past
-``ann_threshold`` nodes whose filter leaves more than a few thousand
-candidates, the IVF_RQ index answers instead (approximately). Full-text search
-always runs in LanceDB (BM25 over ``search_text``).
+Vector search runs over the namespace's in-memory structures
+(`labile_lancedb._cache.NodeTable`), which hold that namespace's rows only, so
+a search never pays for other namespaces' data:
 
-Searches that run inside LanceDB cannot see the transaction's in-memory write
-buffer, so the caller passes a ``flush`` callable that writes this thread's
-buffered rows out first (under the transaction's intent: a rollback or a
-crash still undoes them).
+* **exact**: a float scan of the normalised vector matrix. Below tens of
+  thousands of vectors it beats every index, and it is what ``auto`` uses in a
+  namespace of at most ``ann_threshold`` nodes (or when the filter leaves at
+  most `EXACT_CANDIDATES`), so small memories get exact results.
+* **quantized**: a Hamming scan of the binary codes
+  (`labile_lancedb._quantized`) picks `rerank_count` candidates, which are
+  re-scored exactly with their float vectors.
+  Several times faster than the float scan past ~20k vectors at recall@10 of
+  0.99 on latent-structured data; new rows are searchable at once. ``auto``
+  uses it in larger namespaces.
+* **ann**: LanceDB's IVF_RQ index, only when asked for (``mode="ann"``): it
+  is slower than the quantized scan at every size measured (see
+  ``docs/store.md``).
+
+Full-text search always runs in LanceDB (BM25 over ``search_text``). Searches
+that run inside LanceDB cannot see the transaction's in-memory write buffer, so
+the caller passes a ``flush`` callable that writes this thread's buffered rows
+out first (under the transaction's intent: a rollback or a crash still undoes
+them).
 
 Every result is a list of ``(node, score)`` with copies of the cached
 records, best first; ties keep insertion order.
@@ -29,14 +42,21 @@ from labile_lancedb import _sql
 from labile_lancedb._cache import NodeTable, copy_node, top_k
 from labile_lancedb._tables import LanceTables
 
-__all__ = ["EXACT_CANDIDATES", "SearchMode", "ann_search", "text_search", "vector_search"]
+__all__ = ["EXACT_CANDIDATES", "MIN_RERANK", "RERANK_FRACTION", "SearchMode", "ann_search",
+           "quantized_search", "rerank_count", "text_search", "vector_search"]
 
 #: Namespaces with at most this many filter candidates are searched exactly even
-#: when the ANN index applies: gathering a few thousand vectors beats an index probe
-#: and is exact.
+#: when an approximate path applies: scoring a few thousand vectors is fast and exact.
 EXACT_CANDIDATES: Final = 4096
 
-SearchMode = Literal["auto", "exact", "ann"]
+#: The quantized scan re-ranks at least this many candidates, whatever ``k``: with
+#: fewer, a small ``k`` would lose recall to the coarse 1-bit ranking.
+MIN_RERANK: Final = 256
+
+#: The quantized scan re-ranks at least one in this many of the namespace's nodes.
+RERANK_FRACTION: Final = 1024
+
+SearchMode = Literal["auto", "exact", "quantized", "ann"]
 
 
 def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDArray[np.float32],
@@ -50,21 +70,44 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
     """
     n = len(table)
     cand = table.has_emb[:n].copy() if where is None else table.mask(where) & table.has_emb[:n]
-    idx = np.flatnonzero(cand)
     config = tables.config
-    exact_up_to = min(EXACT_CANDIDATES, config.ann_threshold)
-    use_ann = mode == "ann" or (
-        mode == "auto" and n > config.ann_threshold and len(idx) > exact_up_to
-    )
-    if use_ann and tables.has_ann_index():
-        if mode == "auto":  # this namespace is served by the index from now on
-            table.drop_matrix()
+    if mode == "ann" and tables.has_ann_index():
         # A filter that keeps every embedded node need not reach LanceDB (a
         # prefilter costs a pass over the table).
-        needed = where if len(idx) < table.embedded_count else None
+        needed = where if int(cand.sum()) < table.embedded_count else None
         flush()
         return ann_search(tables, namespace, table, q, k, needed)
-    return _exact(table, q, k, idx)
+    if mode == "quantized" or (
+        mode == "auto" and n > config.ann_threshold
+        and int(cand.sum()) > min(EXACT_CANDIDATES, config.ann_threshold)
+    ):
+        if mode == "auto":  # the quantized scan serves this namespace: free the matrix
+            table.drop_matrix()
+        return quantized_search(table, q, k, cand, rerank_count(k, n, config.quantized_rerank))
+    return _exact(table, q, k, np.flatnonzero(cand))
+
+
+def rerank_count(k: int, n: int, per_result: int) -> int:
+    """How many Hamming-nearest candidates the quantized scan re-scores.
+
+    ``k * per_result``, at least `MIN_RERANK`, and at least one in
+    `RERANK_FRACTION` of the ``n`` nodes: the more nodes, the more of them
+    share a code distance with the true neighbours, so the re-rank widens
+    with the namespace (at 1M nodes ~1,000 candidates, still well under a
+    millisecond to score).
+    """
+    return max(k * per_result, MIN_RERANK, n // RERANK_FRACTION)
+
+
+def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
+                     candidates: NDArray[np.bool_], rerank: int) -> list[Scored]:
+    """Top-``k`` among the ``rerank`` slots of ``candidates`` nearest in Hamming distance.
+
+    The scores are exact cosines (the re-rank uses the float vectors); only
+    which nodes get scored is approximate.
+    """
+    slots = table.codes().nearest(q, candidates, rerank)
+    return _score_slots(table, q, k, slots)
 
 
 def _exact(table: NodeTable, q: NDArray[np.float32], k: int,
@@ -75,6 +118,12 @@ def _exact(table: NodeTable, q: NDArray[np.float32], k: int,
         best = top_k(sims, idx, k)
         return [(copy_node(table.records[i]), float(sims[i])) for i in best]
     # Few candidates and no matrix (a large namespace): score just them.
+    return _score_slots(table, q, k, idx)
+
+
+def _score_slots(table: NodeTable, q: NDArray[np.float32], k: int,
+                 idx: NDArray[np.intp]) -> list[Scored]:
+    """Exact cosine of the embedded slots ``idx`` (ascending), without the matrix."""
     rows = [table.records[i].embedding for i in idx]
     mat = (np.stack([r for r in rows if r is not None]) if len(idx)
            else np.zeros((0, table.dim), np.float32))

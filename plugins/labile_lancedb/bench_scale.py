@@ -2,10 +2,11 @@
 
 Writes ``N`` synthetic, pre-embedded units into one namespace through the
 store's own batch API (one observation, one node citing it and one edge per
-unit, in batches of `CHUNK`), then measures retrieval: exact search over the
-in-memory matrix, approximate search through the IVF_RQ index, recall@10 of
-the latter against the former, plus ingest rate, index build time, peak RSS and
-on-disk size.
+unit, in batches of `CHUNK`), then measures every vector-search candidate of
+`labile_lancedb._bench_candidates` side by side (the exact float scan, the
+quantized scan, ``auto`` and LanceDB index variants: latency, recall@10 against
+the exact scan, build time, memory, index size on disk), plus full-text search,
+edge reads, ingest rate, peak RSS and on-disk size.
 
 Vectors have latent structure, like real embeddings: a 48-d latent code pushed
 through a fixed random projection to ``dim`` dimensions, plus isotropic noise,
@@ -21,11 +22,19 @@ import time
 from types import SimpleNamespace
 from typing import Any, Final
 
+import attrs
 import numpy as np
 import structlog
 from numpy.typing import NDArray
 
 from labile.plugin import Edge, Node, Observation, edge_id, utcnow
+from labile_lancedb._bench_candidates import (
+    CANDIDATES,
+    Candidate,
+    CandidateRow,
+    format_table,
+    measure_candidates,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -57,10 +66,34 @@ def _peak_rss_mb() -> float:
     return float("nan")
 
 
+def _lat(row: CandidateRow | None) -> dict[str, float] | None:
+    return None if row is None else {"p50_ms": row.p50_ms, "p95_ms": row.p95_ms}
+
+
 def _pct(times: list[float]) -> dict[str, float]:
     ms = np.asarray(times) * 1000
     return {"p50_ms": round(float(np.percentile(ms, 50)), 3),
             "p95_ms": round(float(np.percentile(ms, 95)), 3)}
+
+
+def _add_one_percent(store: Any, rng: np.random.Generator, proj: NDArray[np.float32],
+                     noise: float, n_nodes: int, now: Any) -> dict[str, Any]:
+    """Add 1% more nodes after the searches; are they found at once, with no rebuild?"""
+    extra = max(1, n_nodes // 100)
+    vecs = _vectors(rng, proj, extra, noise)
+    table = store._spaces.nodes(NAMESPACE)
+    before = table.codes()
+    t0 = time.perf_counter()
+    with store.batch(NAMESPACE):
+        store.upsert_nodes(NAMESPACE, [
+            Node(id=f"x{j}", kind="bench.unit", content=f"extra unit {j}", embedding=vecs[j],
+                 created_at=now, updated_at=now) for j in range(extra)])
+    add_s = time.perf_counter() - t0
+    probes = range(0, extra, max(1, extra // 20))
+    found = sum(store.vector_search(NAMESPACE, vecs[j], 1, mode="quantized")[0][0].id == f"x{j}"
+                for j in probes)
+    return {"added": extra, "add_s": round(add_s, 3), "found_at_once": f"{found}/{len(probes)}",
+            "codes_rebuilt": table.codes() is not before}
 
 
 def run_scale_bench(
@@ -71,6 +104,7 @@ def run_scale_bench(
     seed: int = 0,
     path: str | None = None,
     progress: bool = True,
+    candidates: tuple[Candidate, ...] = CANDIDATES,
 ) -> dict[str, Any]:
     """Ingest ``n_nodes`` synthetic units and measure the store; returns the figures.
 
@@ -82,15 +116,22 @@ def run_scale_bench(
         path: Store directory (must be new or hold a bench store of the same
             dim); ``None`` uses a temporary one deleted afterwards.
         progress: Log ingest progress (structlog, ``bench_progress`` events).
+        candidates: The vector-search candidates to measure, the exact scan
+            first (`labile_lancedb._bench_candidates.CANDIDATES` by default).
 
     Returns:
         A dict with ``nodes``, ``dim``, ``ingest`` (seconds, nodes/s),
-        ``exact`` and ``ann`` (latency p50/p95 in ms), ``recall_at_10`` (of
-        the ANN path against exact), ``auto`` (latency of what
-        `LanceStore.vector_search` picks by default), ``text`` (full-text
-        search), ``edges_of`` (one node's edges, both directions),
-        ``graph_build_s`` (igraph topology, first use), ``ann_build_s`` (a full
-        retrain at the final size), ``optimize_s``, ``peak_rss_mb``,
+        ``candidates`` (one `CandidateRow` dict per vector-search candidate:
+        p50/p95 ms excluding query embedding, recall@10 against the exact
+        scan, build seconds, RAM and index disk MB, process RSS) and
+        ``table`` (the same as Markdown); ``exact``, ``ann`` and ``auto``
+        (latency p50/p95 in ms of those candidates), ``recall_at_10`` and
+        ``ann_build_s`` (of the store's IVF_RQ path, a full retrain at the
+        final size), ``text`` (full-text search), ``edges_of`` (one node's
+        edges, both directions), ``graph_build_s`` (igraph topology, first
+        use), ``refresh`` (1% more nodes added afterwards: seconds, how many
+        of a sample the quantized scan finds at once, whether its codes were
+        rebuilt), ``optimize_s``, ``peak_rss_mb``,
         ``disk_mb`` (the directory, old versions kept by ``keep_versions_s``
         included), ``live_table_mb`` (the current versions' files) and the
         store's ``config``.
@@ -141,29 +182,17 @@ def run_scale_bench(
         t0 = time.perf_counter()
         store.optimize()
         optimize_s = time.perf_counter() - t0
-        ann_build_s = store.build_ann_index()
-
         qrng = np.random.default_rng(seed + 1)
         queries = np.stack([picked[i] for i in sorted(picked)])
         queries = queries + (0.3 / np.sqrt(dim)) * qrng.standard_normal(queries.shape).astype(
             np.float32)
         queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-
-        def timed(mode: str) -> tuple[list[float], list[list[str]]]:
-            times, ids = [], []
-            store.vector_search(NAMESPACE, queries[0], 10, mode=mode)  # type: ignore[arg-type]
-            for q in queries:
-                t = time.perf_counter()
-                hits = store.vector_search(NAMESPACE, q, 10, mode=mode)  # type: ignore[arg-type]
-                times.append(time.perf_counter() - t)
-                ids.append([n.id for n, _ in hits])
-            return times, ids
-
-        exact_t, truth = timed("exact")
-        ann_t, approx = timed("ann")
-        auto_t, _ = timed("auto")
-        recall = float(np.mean([len(set(a) & set(t)) / max(len(t), 1)
-                                for a, t in zip(approx, truth, strict=True)]))
+        rows = []
+        for row in measure_candidates(store, NAMESPACE, queries, candidates):
+            log.info("bench_candidate", **attrs.asdict(row))
+            rows.append(row)
+        by_key = {c.key: r for c, r in zip(candidates, rows, strict=True)}
+        exact, auto, ann = by_key["exact"], by_key.get("auto"), by_key.get("ivf_rq")
         text_t = []
         for j in range(min(n_queries, 50)):
             t = time.perf_counter()
@@ -177,23 +206,29 @@ def run_scale_bench(
             t = time.perf_counter()
             store.edges_of(NAMESPACE, [f"n{i}"], direction="both")
             edge_t.append(time.perf_counter() - t)
+        refresh = _add_one_percent(store, rng, proj, noise, n_nodes, now)
         stats = store.stats()
         result: dict[str, Any] = {
             "nodes": n_nodes, "dim": dim, "queries": len(queries),
             "ingest": {"s": round(ingest_s, 2), "nodes_per_s": round(n_nodes / ingest_s)},
-            "exact": _pct(exact_t), "ann": _pct(ann_t), "auto": _pct(auto_t),
+            "exact": _lat(exact), "ann": _lat(ann), "auto": _lat(auto),
             "text": _pct(text_t), "edges_of": _pct(edge_t),
-            "graph_build_s": round(graph_build_s, 2), "recall_at_10": round(recall, 4),
-            "ann_build_s": round(ann_build_s, 2), "optimize_s": round(optimize_s, 2),
+            "graph_build_s": round(graph_build_s, 2),
+            "recall_at_10": ann.recall_at_10 if ann else None,
+            "ann_build_s": ann.build_s if ann else None, "optimize_s": round(optimize_s, 2),
+            "candidates": [attrs.asdict(r) for r in rows], "refresh": refresh,
+            "table": format_table(rows, exact.p50_ms),
             "peak_rss_mb": round(_peak_rss_mb()), "disk_mb": round(stats["disk_bytes"] / 2**20, 1),
             "live_table_mb": round(sum(t["bytes"] for t in stats["tables"].values()) / 2**20, 1),
             "fragments": stats["fragments"], "edges": stats["edges"],
             "config": {"nprobes": config.nprobes, "refine_factor": config.refine_factor,
+                       "quantized_rerank": config.quantized_rerank,
                        "ann_partition_rows": config.ann_partition_rows,
                        "ann_threshold": config.ann_threshold},
             "cpus": os.cpu_count(),
         }
-        log.info("bench_scale_done", **{k: v for k, v in result.items() if k != "config"})
+        log.info("bench_scale_done", **{k: v for k, v in result.items()
+                                         if k not in ("config", "candidates", "table")})
         return result
     finally:
         store.close()

@@ -23,8 +23,11 @@ class LanceStoreConfig:
             temporary directory that is deleted on `close`.
         ann_threshold: Row count of the ``nodes`` table from which an IVF_RQ
             vector index is built (and kept refreshed), and node count of a
-            namespace from which its vector searches use that index instead of
-            the exact in-memory matrix.
+            namespace from which its ``auto`` vector searches use the quantized
+            scan instead of the exact float scan.
+        quantized_rerank: The quantized scan re-scores ``k * quantized_rerank``
+            candidates (at least 256, and one in 1,024 of the namespace's nodes)
+            with their float vectors (more: better recall, slower).
         nprobes: IVF partitions probed by an ANN search (more: better recall,
             slower).
         refine_factor: An ANN search re-ranks ``k * refine_factor`` candidates
@@ -49,6 +52,7 @@ class LanceStoreConfig:
 
     path: str = attrs.field(default="./memory", validator=attrs.validators.instance_of(str))
     ann_threshold: int = attrs.field(default=20_000, validator=_pos_int)
+    quantized_rerank: int = attrs.field(default=40, validator=_pos_int)
     nprobes: int = attrs.field(default=20, validator=_pos_int)
     refine_factor: int = attrs.field(default=10, validator=_pos_int)
     ann_partition_rows: int = attrs.field(default=4096, validator=[

@@ -358,10 +358,11 @@ class LanceStore:
         """Top-``k`` nodes by cosine similarity, best first (ties: insertion order).
 
         ``mode="auto"`` searches the in-memory matrix exactly, unless the
-        namespace holds more than ``ann_threshold`` nodes, the IVF_RQ index
-        exists, and the filter leaves more than a few thousand candidates: then
-        the index answers (approximately). ``"exact"`` and ``"ann"`` force a
-        path (``"ann"`` falls back to exact when no index exists).
+        namespace holds more than ``ann_threshold`` nodes and the filter leaves
+        more than a few thousand candidates: then the quantized scan answers
+        (binary codes pick candidates, re-scored exactly). ``"exact"``,
+        ``"quantized"`` and ``"ann"`` (the IVF_RQ index) force a path
+        (``"ann"`` falls back to exact when no index exists).
 
         Raises:
             StoreError: the vector's length is not the store's dimension.

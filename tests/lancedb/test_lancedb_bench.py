@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from labile_lancedb._bench_candidates import CANDIDATES, pick_candidates
 from labile_lancedb.bench_scale import run_scale_bench
 
 
@@ -18,4 +21,24 @@ def test_scale_bench_reports_every_figure(tmp_path: Path) -> None:
     assert result["ann_build_s"] > 0 and result["peak_rss_mb"] > 0
     assert result["disk_mb"] >= result["live_table_mb"] > 0
     assert result["edges"] == 2999
+    rows = {r["name"]: r for r in result["candidates"]}
+    assert len(rows) == len(CANDIDATES) and next(iter(rows)) == "exact (float scan)"
+    for row in rows.values():
+        assert 0 < row["p50_ms"] <= row["p95_ms"] and 0 <= row["recall_at_10"] <= 1, row
+        assert row["rss_mb"] > 0
+    assert rows["exact (float scan)"]["recall_at_10"] == 1.0
+    assert rows["quantized (1-bit + re-rank)"]["recall_at_10"] >= 0.9
+    assert rows["quantized (1-bit + re-rank)"]["mem_mb"] > 0
+    assert rows["ivf_hnsw_sq m=16 efc=150 ef=100"]["index_disk_mb"] > 0
+    assert result["table"].count("\n") == len(CANDIDATES) + 1
+    assert all(r["cpu_p50_ms"] > 0 for r in rows.values())
+    assert result["refresh"] == {"added": 30, "add_s": result["refresh"]["add_s"],
+                                 "found_at_once": "30/30", "codes_rebuilt": False}
     assert (tmp_path / "b" / "nodes.lance").is_dir()  # an explicit path is kept
+
+
+def test_candidates_are_picked_by_key_with_the_exact_scan_always_first() -> None:
+    assert pick_candidates(None) == CANDIDATES
+    assert [c.key for c in pick_candidates("auto, quantized")] == ["exact", "quantized", "auto"]
+    with pytest.raises(ValueError, match="unknown candidate.*hnsw; known: exact, quantized"):
+        pick_candidates("quantized,hnsw")

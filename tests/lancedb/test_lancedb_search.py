@@ -68,10 +68,12 @@ def test_ann_and_exact_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     for q in queries:
         for where in filters:
             exact = s.vector_search("u", q, 10, where=where, mode="exact")
-            auto = s.vector_search("u", q, 10, where=where)
-            assert [x.id for x, _ in auto] == [x.id for x, _ in exact]
-            np.testing.assert_allclose([v for _, v in auto], [v for _, v in exact], atol=1e-4)
-    assert len(calls) == 15  # 600 nodes > threshold: auto took the index every time
+            for mode in ("ann", "auto"):
+                got = s.vector_search("u", q, 10, where=where, mode=mode)
+                assert [x.id for x, _ in got] == [x.id for x, _ in exact], mode
+                np.testing.assert_allclose([v for _, v in got], [v for _, v in exact],
+                                           atol=1e-4)
+    assert len(calls) == 15  # only mode="ann" reaches the index; auto scans in memory
     s.close()
 
 def test_searches_without_the_namespace_prefilter_still_check_namespaces(
