@@ -32,8 +32,13 @@ if TYPE_CHECKING:
 
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
+    from labile._logconfig import LEVELS
+
     parser.add_argument("--log-json", action="store_true", help="log JSON lines to stderr")
-    parser.add_argument("--log-level", default="warning", help="debug, info, warning, error")
+    parser.add_argument("--log-level", default="warning", type=str.lower, choices=LEVELS,
+                        help="log events at this level and above (default: warning)")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (and log at debug level)")
 
 
 def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse.ArgumentParser:
@@ -54,6 +59,7 @@ def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse
                     "embedded default; results go to stdout, logs and progress to stderr.",
     )
     _global_options(parser)
+    parser.add_argument("--version", action="version", version=f"labile {_version()}")
     pm = plugin_manager if plugin_manager is not None else get_plugin_manager()
     add_commands(parser, collect_commands(pm, builtin=register_kernel_commands))
     return parser
@@ -71,15 +77,28 @@ def main(
     # Logging first: loading the plugins that fill the parser may already log.
     early = argparse.ArgumentParser(add_help=False)
     _global_options(early)
-    known, _ = early.parse_known_args(argv)
-    configure(json=known.log_json, level=known.log_level)
+    known, _ = early.parse_known_args(argv)  # exits with a usage error on a bad level
+    configure(json=known.log_json, level="debug" if known.debug else known.log_level)
     try:
         args = build_parser(plugin_manager).parse_args(argv)
         status = args.labile_command.run(args)
-    except LabileError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except Exception as exc:
+        if known.debug:
+            raise
+        # One line naming the problem; --debug shows where it came from.
+        kind = "error" if isinstance(exc, LabileError) else type(exc).__name__
+        sys.stderr.write(f"{kind}: {' '.join(str(exc).split())}\n")
         return 2
     return int(status or 0)
+
+
+def _version() -> str:
+    import labile
+
+    return str(labile.__version__)
 
 
 def register_kernel_commands(register: RegisterCommand) -> None:
