@@ -8,12 +8,13 @@ same `Deps`.
 
 from __future__ import annotations
 
+import builtins
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 import pluggy
@@ -25,6 +26,8 @@ from labile._model import (
     AddReport,
     Feedback,
     Hit,
+    Node,
+    NodeFilter,
     Observation,
     OperationReport,
     Query,
@@ -317,6 +320,91 @@ class Memory:
         self.store.optimize()
         return reports
 
+    # -- reading back, forgetting -------------------------------------------
+    def get(self, namespace: str, ids: Sequence[str]) -> Sequence[Observation]:
+        """Observations by id, in the order asked; unknown ids are left out."""
+        self._check_open()
+        _check_namespace(namespace)
+        return self.store.get_observations(namespace, _check_ids(ids))
+
+    def get_nodes(self, namespace: str, ids: Sequence[str]) -> Sequence[Node]:
+        """Nodes by id, in the order asked, each with its ``sources`` (observation ids)."""
+        self._check_open()
+        _check_namespace(namespace)
+        return self.store.get_nodes(namespace, _check_ids(ids))
+
+    def list(self, namespace: str, *, offset: int = 0, limit: int = 100) -> Page[Observation]:
+        """One page of the namespace's observations, in insertion order."""
+        self._check_open()
+        _check_namespace(namespace)
+        return Page.of(self.store.iter_observations(namespace), offset, limit)
+
+    def list_nodes(
+        self, namespace: str, *, offset: int = 0, limit: int = 100,
+        where: NodeFilter | None = None,
+    ) -> Page[Node]:
+        """One page of the namespace's nodes passing ``where``, in insertion order."""
+        self._check_open()
+        _check_namespace(namespace)
+        return Page.of(self.store.iter_nodes(namespace, where), offset, limit)
+
+    def forget(
+        self, namespace: str, observation_ids: Sequence[str], *, erase: bool = False
+    ) -> dict[str, Any]:
+        """Remove observations and everything derived from them; returns the counts.
+
+        Nodes built from them alone go with their edges; nodes other
+        observations feed too are rebuilt by their bundle's forget handler or
+        dropped (see `labile._forget`). Unknown ids are ignored (counted in
+        ``unknown``). The components are rebuilt afterwards, as on reopening.
+        With ``erase``, the store also drops its earlier data versions
+        (`Store.erase_history`), which otherwise keep the removed rows for a
+        while (LanceDB: ``keep_versions_s``).
+        """
+        from labile._forget import apply_forget, plan_forget
+
+        self._check_open()
+        _check_namespace(namespace)
+        ids = _check_ids(observation_ids)
+        with self._write_lock:
+            plan = plan_forget(self.deps, namespace, ids)
+            handlers = [c.factory for c in self.registries["forget_handler"]]
+            counts = apply_forget(plan, handlers) if plan.forgotten else {"observations": 0}
+            counts["unknown"] = len(set(ids) - plan.forgotten_ids)
+            if plan.forgotten:
+                self._rebuild_components()
+            if erase:
+                self.store.erase_history()
+        log.info("observations_forgotten", namespace=namespace, **counts)
+        return counts
+
+    def purge(self, namespace: str, *, erase: bool = False) -> None:
+        """Remove the whole namespace (``erase``: and its earlier data versions)."""
+        self._check_open()
+        _check_namespace(namespace)
+        with self._write_lock:
+            self.store.purge(namespace)
+            self._rebuild_components()
+            if erase:
+                self.store.erase_history()
+        log.info("namespace_purged", namespace=namespace)
+
+    def _rebuild_components(self) -> None:
+        # Components may hold state about removed nodes: build them afresh over
+        # the same store, embedder and LLM client, as a reopened Memory would.
+        built = build_pipeline(self.config, self.registries, schema=self.schema,
+                               usage=self.usage, llm=self.llm, embedder=self.embedder,
+                               store=getattr(self.store, "inner", self.store))
+        self.deps = built.deps
+        self.store = built.store
+        self.components = built.components
+        self.extractor = built.single("extractor")
+        self.seeders = built.listed("seeder")
+        self.expanders = built.listed("expander")
+        self.filters = built.listed("filter")
+        self.reconsolidators = built.listed("reconsolidator")
+        self.consolidators = built.listed("consolidator")
+
     # -- introspection ------------------------------------------------------
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """Store counts plus LLM usage per operation."""
@@ -342,6 +430,44 @@ class Memory:
     def _check_open(self) -> None:
         if self._closed:
             raise InputError("this Memory is closed")
+
+
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class Page(Generic[T]):
+    """One page of a listing: ``items`` from ``offset``; ``next_offset`` is ``None`` at the end."""
+
+    items: tuple[T, ...]
+    offset: int
+    total: int
+    next_offset: int | None
+
+    @classmethod
+    def of(cls, records: Iterable[T], offset: int, limit: int) -> Page[T]:
+        """The page of ``records`` at ``offset`` with at most ``limit`` items.
+
+        Raises:
+            InputError: ``offset`` is negative or ``limit`` is not positive.
+        """
+        for name, value, low in (("offset", offset, 0), ("limit", limit, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
+        every = builtins.list(records)
+        end = offset + limit
+        return cls(items=tuple(every[offset:end]), offset=offset, total=len(every),
+                   next_offset=end if end < len(every) else None)
+
+
+def _check_ids(ids: object) -> builtins.list[str]:
+    if isinstance(ids, str) or not isinstance(ids, Iterable):
+        raise InputError(f"ids must be a list of strings, got {ids!r}")
+    out = builtins.list(ids)
+    bad = [i for i in out if not isinstance(i, str) or not i]
+    if bad:
+        raise InputError(f"ids must be non-empty strings, got {bad[0]!r}")
+    return out
 
 
 def _check_namespace(namespace: object) -> None:
