@@ -8,13 +8,12 @@ same `Deps`.
 
 from __future__ import annotations
 
-import builtins
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -36,6 +35,7 @@ from labile._model import (
     TraceStep,
     utcnow,
 )
+from labile._page import Page, check_ids
 from labile._pipeline import build_pipeline
 from labile._plugins import get_plugin_manager
 from labile._protocols import (
@@ -49,6 +49,7 @@ from labile._protocols import (
     Seeder,
     Store,
 )
+from labile._recorded import recorded_pipeline
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
@@ -83,15 +84,22 @@ class Memory:
         llm: LLMClient | None = None,
         embedder: Embedder | None = None,
         store: Store | None = None,
+        create: bool = True,
     ) -> None:
         """Build every component of ``config`` (see `labile._pipeline.build_pipeline`).
 
         ``llm``, ``embedder`` and ``store`` replace the configured component with
-        a ready instance (bring your own client; scripted models in tests).
+        a ready instance (bring your own client; scripted models in tests). A
+        store with a directory records the pipeline there (`labile._recorded`).
 
         Raises:
-            ConfigError: a component needs an LLM and the pipeline has none.
+            ConfigError: a component needs an LLM and the pipeline has none, or
+                the store was built by a pipeline that stores other things.
+            StoreError: ``create`` is false and there is no store to open.
         """
+        from labile._recorded import check_recorded, record
+
+        unrecorded = store is None and check_recorded(config, create=create)
         self.config = config
         self.registries = registries
         self.usage = UsageMeter()
@@ -110,6 +118,8 @@ class Memory:
         self.filters: list[tuple[str, Filter]] = built.listed("filter")
         self.reconsolidators: list[tuple[str, Reconsolidator]] = built.listed("reconsolidator")
         self.consolidators: list[tuple[str, Consolidator]] = built.listed("consolidator")
+        if unrecorded:
+            record(config)
         self._closed = False
         # One writer at a time: the existence check and the batch must not interleave.
         self._write_lock = threading.RLock()
@@ -123,22 +133,26 @@ class Memory:
         preset: str | None = None,
         path: str | Path | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
+        create: bool = True,
         **instances: Any,
     ) -> Memory:
         """Open a memory from a config file, a table, or a preset.
 
         Args:
             config: A TOML path, a config table, a resolved `PipelineConfig`,
-                or ``None`` for the default preset.
+                or ``None``: the pipeline recorded in the store's directory, else
+                the default preset.
             preset: Shorthand for ``{"preset": preset}`` (merged under ``config``).
             path: Shorthand for ``[store] path`` (the store's directory).
             plugin_manager: Use these plugins instead of discovering them.
+            create: Create the store if it does not exist (``False``: raise
+                `StoreError` instead, for read-only use).
             **instances: ``llm=``, ``embedder=`` or ``store=`` ready instances
                 that replace the configured ones.
         """
         if isinstance(config, PipelineConfig):
             registries = build_registries(plugin_manager, disable=config.disable_plugins)
-            return cls(config, registries, **instances)
+            return cls(config, registries, create=create, **instances)
         table: dict[str, Any] = {}
         if isinstance(config, str | Path):
             table = read_toml(config)
@@ -151,7 +165,10 @@ class Memory:
             store["path"] = str(path)
             table["store"] = store
         registries = build_registries(plugin_manager, disable=plugins_disabled(table))
-        return cls(resolve(table, registries), registries, **instances)
+        resolved = resolve(table, registries)
+        if config is None and preset is None:
+            resolved = recorded_pipeline(resolved, registries) or resolved
+        return cls(resolved, registries, create=create, **instances)
 
     # -- write path ---------------------------------------------------------
     def add(self, observations: Iterable[Observation], *, namespace: str) -> AddReport:
@@ -325,13 +342,13 @@ class Memory:
         """Observations by id, in the order asked; unknown ids are left out."""
         self._check_open()
         _check_namespace(namespace)
-        return self.store.get_observations(namespace, _check_ids(ids))
+        return self.store.get_observations(namespace, check_ids(ids))
 
     def get_nodes(self, namespace: str, ids: Sequence[str]) -> Sequence[Node]:
         """Nodes by id, in the order asked, each with its ``sources`` (observation ids)."""
         self._check_open()
         _check_namespace(namespace)
-        return self.store.get_nodes(namespace, _check_ids(ids))
+        return self.store.get_nodes(namespace, check_ids(ids))
 
     def list(self, namespace: str, *, offset: int = 0, limit: int = 100) -> Page[Observation]:
         """One page of the namespace's observations, in insertion order."""
@@ -365,7 +382,7 @@ class Memory:
 
         self._check_open()
         _check_namespace(namespace)
-        ids = _check_ids(observation_ids)
+        ids = check_ids(observation_ids)
         with self._write_lock:
             plan = plan_forget(self.deps, namespace, ids)
             handlers = [c.factory for c in self.registries["forget_handler"]]
@@ -430,44 +447,6 @@ class Memory:
     def _check_open(self) -> None:
         if self._closed:
             raise InputError("this Memory is closed")
-
-
-T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class Page(Generic[T]):
-    """One page of a listing: ``items`` from ``offset``; ``next_offset`` is ``None`` at the end."""
-
-    items: tuple[T, ...]
-    offset: int
-    total: int
-    next_offset: int | None
-
-    @classmethod
-    def of(cls, records: Iterable[T], offset: int, limit: int) -> Page[T]:
-        """The page of ``records`` at ``offset`` with at most ``limit`` items.
-
-        Raises:
-            InputError: ``offset`` is negative or ``limit`` is not positive.
-        """
-        for name, value, low in (("offset", offset, 0), ("limit", limit, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
-        every = builtins.list(records)
-        end = offset + limit
-        return cls(items=tuple(every[offset:end]), offset=offset, total=len(every),
-                   next_offset=end if end < len(every) else None)
-
-
-def _check_ids(ids: object) -> builtins.list[str]:
-    if isinstance(ids, str) or not isinstance(ids, Iterable):
-        raise InputError(f"ids must be a list of strings, got {ids!r}")
-    out = builtins.list(ids)
-    bad = [i for i in out if not isinstance(i, str) or not i]
-    if bad:
-        raise InputError(f"ids must be non-empty strings, got {bad[0]!r}")
-    return out
 
 
 def _check_namespace(namespace: object) -> None:

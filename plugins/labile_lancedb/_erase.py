@@ -9,9 +9,11 @@ caches are dropped and reload from LanceDB on the next read.
 
 LanceDB deletes by writing deletion files: the removed rows stay readable in
 earlier table versions (and in their data files) until `optimize` drops the
-versions older than ``keep_versions_s``. `erase_history` drops every earlier
-version at once and rebuilds the full-text and vector indexes from the rows
-that remain.
+versions older than ``keep_versions_s``; and compaction only rewrites
+fragments with many deletions, so a removed row of a large fragment stays in
+its data file even then. `erase_history` rewrites every data table from the
+rows that remain, rebuilds the full-text and vector indexes, and drops every
+earlier version at once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import structlog
 
 from labile_lancedb import _rows, _sql
 from labile_lancedb._maintenance import train_ann_index
+from labile_lancedb._tables import DATA_TABLES
 
 if TYPE_CHECKING:
     from labile_lancedb._engine import Engine
@@ -86,14 +89,21 @@ def purge(engine: Engine, namespace: str) -> None:
 
 
 def erase_history(engine: Engine) -> None:
-    """Drop every earlier version and rebuild the indexes (caller holds the write locks)."""
+    """Rewrite the tables from their current rows, rebuild the indexes and drop every
+    earlier version (caller holds the write locks). Costs a full rewrite of the store."""
     tables = engine.tables
     rebuilt_ann = tables.has_ann_index()
     with engine.file_lock.holding():
-        _cleanup(engine)
+        # Compaction rewrites only fragments with many deletions; a removed row in
+        # a large fragment would stay in its data file. Rewrite every data table.
+        for name in DATA_TABLES:
+            table = tables.handles[name]
+            table.add(table.to_arrow(), mode="overwrite")
+        tables.ensure_indexes()
         # Index files may still hold tokens of removed rows: rebuild from what remains.
         tables.handles["nodes"].create_index("search_text", config=tables.fts_config(),
                                              replace=True)
+        _cleanup(engine)
     if rebuilt_ann:
         train_ann_index(tables, engine.file_lock)
     with engine.file_lock.holding():
