@@ -389,7 +389,7 @@ class Memory:
             counts = apply_forget(plan, handlers) if plan.forgotten else {"observations": 0}
             counts["unknown"] = len(set(ids) - plan.forgotten_ids)
             if plan.forgotten:
-                self._rebuild_components()
+                self.reload_components()
             if erase:
                 self.store.erase_history()
         log.info("observations_forgotten", namespace=namespace, **counts)
@@ -401,14 +401,20 @@ class Memory:
         _check_namespace(namespace)
         with self._write_lock:
             self.store.purge(namespace)
-            self._rebuild_components()
+            self.reload_components()
             if erase:
                 self.store.erase_history()
         log.info("namespace_purged", namespace=namespace)
 
-    def _rebuild_components(self) -> None:
-        # Components may hold state about removed nodes: build them afresh over
-        # the same store, embedder and LLM client, as a reopened Memory would.
+    @property
+    def write_lock(self) -> threading.RLock:
+        """Held by every write; hold it to write through ``store`` yourself (an import)."""
+        return self._write_lock
+
+    def reload_components(self) -> None:
+        """Build the components afresh over the same store, embedder and LLM client,
+        as reopening would: components drop in-memory state about the store's
+        data (after a forget, a purge, or an import written under them)."""
         built = build_pipeline(self.config, self.registries, schema=self.schema,
                                usage=self.usage, llm=self.llm, embedder=self.embedder,
                                store=getattr(self.store, "inner", self.store))

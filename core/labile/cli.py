@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from labile._commands import (
@@ -109,8 +108,6 @@ def register_kernel_commands(register: RegisterCommand) -> None:
              help="list registered components and their options")
     register("check", run=_cmd_check, configure=_opts_check,
              help="validate a config and print it resolved")
-    register("add", run=_cmd_add, configure=_opts_add,
-             help="add observations from a JSON-lines file")
     register("search", run=_cmd_search, configure=_opts_search, help="search a namespace")
     register("consolidate", run=_cmd_consolidate, configure=_opts_namespace,
              help="run the consolidators over a namespace")
@@ -141,15 +138,11 @@ def _opts_namespace(p: argparse.ArgumentParser) -> None:
     p.add_argument("--namespace", "-n", required=True)
 
 
-def _opts_add(p: argparse.ArgumentParser) -> None:
-    _opts_namespace(p)
-    p.add_argument("file", help="JSONL: {id, text, timestamp (ISO, with zone), speaker?, "
-                                "session?, metadata?} per line")
-
-
 def _opts_search(p: argparse.ArgumentParser) -> None:
     _opts_namespace(p)
     p.add_argument("-k", type=int, default=5)
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object: the hits with their sources, times and scores")
     p.add_argument("query")
 
 
@@ -211,35 +204,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_add(args: argparse.Namespace) -> int:
-    from labile._errors import InputError
-    from labile._model import Observation
-
-    observations = []
-    with open(args.file, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                observations.append(Observation(
-                    id=str(row["id"]), text=row["text"],
-                    timestamp=datetime.fromisoformat(row["timestamp"]),
-                    speaker=row.get("speaker"), session=row.get("session"),
-                    metadata=row.get("metadata") or {},
-                ))
-            except (KeyError, ValueError, TypeError) as exc:
-                raise InputError(f"{args.file}:{lineno}: {exc}") from None
-    with open_memory(args) as memory:
-        report = memory.add(observations, namespace=args.namespace)
-    echo(f"added {len(report.added)}, already stored {len(report.skipped_existing)}, "
-         f"nodes {report.nodes_written}, edges {report.edges_written} in {report.ms:.0f} ms")
-    return 0
-
-
 def _cmd_search(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         result = memory.search(args.query, namespace=args.namespace, k=args.k)
+    if args.json:
+        echo(json.dumps({"query": args.query, "namespace": args.namespace, "hits": [
+            {"id": h.node.id, "kind": h.node.kind, "score": h.score,
+             "time": h.node.time_start.isoformat() if h.node.time_start else None,
+             "text": h.node.description or h.node.content, "sources": list(h.node.sources),
+             "via": h.via.atom} for h in result.hits], "ms": result.total_ms},
+            ensure_ascii=False))
+        return 0
     for rank, hit in enumerate(result.hits, 1):
         node = hit.node
         when = node.time_start.date().isoformat() if node.time_start else "-"
