@@ -124,7 +124,7 @@ def test_read_only_commands_refuse_a_missing_store(
     typo = tmp_path / "typo"
     for args in (["search", "-n", "u", "x"], ["stats"], ["list", "-n", "u"],
                  ["export", "-n", "u"], ["inspect", "allmem", "-n", "u"]):
-        code, out, err = run(capsys, *args, "--path", str(typo))
+        code, _, err = run(capsys, *args, "--path", str(typo))
         assert code == 2 and f"no store at {typo}" in err, args
         assert err.count("\n") == 1  # one line, no traceback
     assert not typo.exists()
