@@ -114,8 +114,8 @@ def _scripted(preset: str, secret: str) -> Any:
                  (EXTRACT, units("people talk about their week")),
                  *((pattern, json.dumps(value)) for pattern, value in REALM_REPLIES)]
     else:
-        rules = [(rf"(?s)search descriptor.*{secret}", json.dumps(
-                    {"summary": f"a locker code {secret}", "keywords": [secret, "locker", "code"]})),
+        quoting = {"summary": f"a locker code {secret}", "keywords": [secret, "locker", "code"]}
+        rules = [(rf"(?s)search descriptor.*{secret}", json.dumps(quoting)),
                  ("search descriptor", json.dumps(
                      {"summary": "a message", "keywords": ["one", "two", "three"]})),
                  ("three kinds of damage", json.dumps({"proposals": []}))]
