@@ -44,6 +44,7 @@ from labile._errors import (
     SchemaError,
     StoreError,
 )
+from labile._forget import ForgetPlan
 from labile._fusion import rrf
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
@@ -86,6 +87,7 @@ from labile._protocols import (
     Store,
     StoreDeps,
 )
+from labile._recorded import holds_store
 from labile._registry import NoConfig, Register
 from labile._usage import UsageMeter, estimate_tokens, usage_delta, usage_meters
 from labile._vectors import cosine
@@ -93,12 +95,14 @@ from labile._vectors import cosine
 __all__ = [
     "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "Deps", "Direction", "Edge", "Embedder",
-    "Expander", "Extractor", "Feedback", "Filter", "Hit", "InputError", "KindSpec", "LLMClient",
+    "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
+    "LLMClient",
     "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig", "Node",
     "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",
     "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options",
-    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "hookimpl", "open_memory",
+    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "holds_store", "hookimpl",
+    "open_memory",
     "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow",
 ]

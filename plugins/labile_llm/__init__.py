@@ -43,3 +43,12 @@ def labile_register_answerers(register: Register) -> None:
     register("llm.answerer", LLMAnswerer,
              summary="answers from a dated evidence context with the pipeline's LLM, then "
                      "lets the memory learn from the answer")
+
+
+@hookimpl
+def labile_register_forget_handlers(register: Register) -> None:
+    """``llm.forget_replies``: forgetting deletes cached replies that quote forgotten turns."""
+    from labile_llm.forget import forget_cached_replies
+
+    register("llm.forget_replies", forget_cached_replies,
+             summary="delete the reply-cache entries quoting forgotten observations")
