@@ -40,7 +40,7 @@ class BarrierEmbedder(HashingEmbedder):
 
 def instrument(memory: Memory, name: str, gate: threading.Event | None = None,
                ) -> dict[str, Any]:
-    """Wrap ``memory.<name>`` to record calls, in-flight overlap, and optionally wait on ``gate``."""
+    """Wrap ``memory.<name>``: record calls and their overlap; optionally wait on ``gate``."""
     original: Callable[..., Any] = getattr(memory, name)
     record: dict[str, Any] = {"calls": [], "active": 0, "max_active": 0,
                               "entered": threading.Event(), "order": []}
