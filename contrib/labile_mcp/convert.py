@@ -25,7 +25,8 @@ def parse_time(value: str, what: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(f"{what}: {value[:40]!r} is not an ISO 8601 date-time "
+        # The value is not echoed: error messages reach logs, and this is the caller's data.
+        raise InputError(f"{what} is not an ISO 8601 date-time "
                          "(e.g. 2024-05-01T14:30:00+02:00)") from None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 

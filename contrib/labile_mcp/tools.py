@@ -10,7 +10,6 @@ namespace and counts, never memory contents.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -49,6 +48,8 @@ class ChatMessage(BaseModel):
                            "Default: derived from time, role and content.")
     session: str | None = Field(None, description="A conversation or session key.")
 
+
+_COUNTS = ("observations", "nodes", "visible_nodes", "edges")
 
 Namespace = Annotated[str | None, Field(description="The memory's namespace (a user or agent).")]
 
@@ -123,7 +124,10 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
     async def memory_stats(namespace: Namespace = None) -> dict[str, Any]:
         ns = policy.namespace(namespace)
         stats = await memory.stats(ns)
-        return {"namespace": ns, **json.loads(json.dumps(stats, default=str))}
+        # Only this namespace's counts: the store-wide figures (files, bytes, its path)
+        # and the process-wide LLM usage describe other namespaces too.
+        counts = {k: stats["store"][k] for k in _COUNTS if k in stats["store"]}
+        return {"namespace": ns, "pipeline": stats["pipeline"], "store": counts}
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     server.add_tool(add_memories, description=(
@@ -137,7 +141,8 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         "date, how it was reached, and the source turns (id, role, time, text) it came "
         f"from. {ns_help}"), annotations=read_only)
     server.add_tool(memory_stats, description=(
-        f"Counts of what the memory holds and the pipeline that built it. {ns_help}"),
+        "How many observations, memory nodes and edges the namespace holds, and the "
+        f"pipeline that built them. {ns_help}"),
         annotations=read_only)
     return server
 
