@@ -16,6 +16,7 @@ import pytest
 import structlog
 from hypothesis import HealthCheck, settings
 
+from labile._logconfig import configure_library
 from labile._plugins import get_plugin_manager
 from labile._registry import Registries, collect
 
@@ -32,6 +33,7 @@ def _reset_logging() -> Iterator[None]:
     """CLI tests configure structlog; give every test the library defaults back."""
     yield
     structlog.reset_defaults()
+    configure_library()
 
 
 @pytest.fixture

@@ -195,6 +195,11 @@ class LiteLLMClient(JSONCompletion):
         self._auto_mode: str | None = None
         self._rejected: set[str] = set()
 
+    @property
+    def response_cache(self) -> ResponseCache | None:
+        """The on-disk reply cache, if ``cache_dir`` is set (forgetting scrubs it)."""
+        return self._cache
+
     def __repr__(self) -> str:
         return f"LiteLLMClient(model={self.model!r})"
 

@@ -102,7 +102,7 @@ def run_serve_mcp(args: argparse.Namespace) -> int:
     level = getattr(args, "log_level", "warning")
     log_to_stderr(level)
     with contextlib.redirect_stdout(sys.stderr):  # nothing may reach the protocol's stdout
-        memory = AsyncMemory(open_memory(args))
+        memory = AsyncMemory(open_memory(args, create=True))  # add_memories writes
     server = build_server(memory, policy)
     if bind is None:
         asyncio.run(_until_done(server.run_stdio_async(), memory))

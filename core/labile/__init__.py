@@ -33,6 +33,7 @@ from labile._errors import (
     UnknownComponentError,
 )
 from labile._hookspecs import hookimpl
+from labile._logconfig import configure_library
 from labile._memory import Memory, build_registries
 from labile._model import (
     AddReport,
@@ -65,6 +66,8 @@ __all__ = [
     "build_registries", "collect", "get_plugin_manager", "hookimpl", "merge_tables",
     "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
+
+configure_library()  # quiet: events go to stdlib logging under "labile", unhandled
 
 
 def __getattr__(name: str) -> Any:

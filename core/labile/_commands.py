@@ -208,8 +208,24 @@ def add_memory_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", help="store directory (overrides [store] path)")
 
 
-def open_memory(args: argparse.Namespace) -> Memory:
-    """The `Memory` named by the options of `add_memory_options`."""
+def open_memory(
+    args: argparse.Namespace, *, create: bool = False, bundle: str | None = None
+) -> Memory:
+    """The `Memory` named by the options of `add_memory_options`.
+
+    Only writing commands pass ``create=True``: reading a path that holds no
+    store is an error (`StoreError`), not a new empty store. A command of one
+    bundle (``labile inspect allmem``) passes ``bundle``: a memory whose
+    extractor is another bundle's is refused (`InputError`) naming both.
+    """
+    from labile._errors import InputError
     from labile._memory import Memory
 
-    return Memory.open(args.config, preset=args.preset, path=args.path)
+    memory = Memory.open(args.config, preset=args.preset, path=args.path, create=create)
+    owner = memory.config.extractor.type.split(".")[0]
+    if bundle is not None and owner != bundle:
+        memory.close()
+        raise InputError(f"this memory was built by the {owner!r} bundle (preset "
+                         f"{memory.config.preset!r}, extractor {memory.config.extractor.type!r}),"
+                         f" not by {bundle!r}: use `labile inspect {owner}` if it exists")
+    return memory

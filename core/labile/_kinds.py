@@ -1,4 +1,4 @@
-"""Component kinds: what a kind is, declared once, and the kernel's own twelve.
+"""Component kinds: what a kind is, declared once, and the kernel's own.
 
 A *kind* is a family of interchangeable components (seeders, stores, the
 offline and LLM versions of one REALM decision …). Everything the kernel does
@@ -281,6 +281,16 @@ KERNEL_KINDS: Final[tuple[KindSpec, ...]] = (
 
         Edges with unregistered predicates are rejected on write; symmetric
         predicates get their reverse edge written automatically.
+        """,
+    ),
+    KindSpec(
+        name="forget_handler", plural="forget_handlers", values=True, placement="registry",
+        doc="""Take part in forgetting: ``factory`` is a callable ``handler(plan)``.
+
+        Every registered handler is called once per `labile.Memory.forget` with
+        the `labile._forget.ForgetPlan`: it may rebuild the affected nodes its
+        bundle made (``plan.rebuilt``), drop or rewrite edges, and scrub state
+        of its own outside the store. Nodes left affected are dropped.
         """,
     ),
     KindSpec(

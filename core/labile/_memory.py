@@ -25,6 +25,8 @@ from labile._model import (
     AddReport,
     Feedback,
     Hit,
+    Node,
+    NodeFilter,
     Observation,
     OperationReport,
     Query,
@@ -33,6 +35,7 @@ from labile._model import (
     TraceStep,
     utcnow,
 )
+from labile._page import Page, check_ids
 from labile._pipeline import build_pipeline
 from labile._plugins import get_plugin_manager
 from labile._protocols import (
@@ -46,6 +49,7 @@ from labile._protocols import (
     Seeder,
     Store,
 )
+from labile._recorded import recorded_pipeline
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
@@ -80,15 +84,22 @@ class Memory:
         llm: LLMClient | None = None,
         embedder: Embedder | None = None,
         store: Store | None = None,
+        create: bool = True,
     ) -> None:
         """Build every component of ``config`` (see `labile._pipeline.build_pipeline`).
 
         ``llm``, ``embedder`` and ``store`` replace the configured component with
-        a ready instance (bring your own client; scripted models in tests).
+        a ready instance (bring your own client; scripted models in tests). A
+        store with a directory records the pipeline there (`labile._recorded`).
 
         Raises:
-            ConfigError: a component needs an LLM and the pipeline has none.
+            ConfigError: a component needs an LLM and the pipeline has none, or
+                the store was built by a pipeline that stores other things.
+            StoreError: ``create`` is false and there is no store to open.
         """
+        from labile._recorded import check_recorded, record
+
+        unrecorded = store is None and check_recorded(config, create=create)
         self.config = config
         self.registries = registries
         self.usage = UsageMeter()
@@ -107,6 +118,8 @@ class Memory:
         self.filters: list[tuple[str, Filter]] = built.listed("filter")
         self.reconsolidators: list[tuple[str, Reconsolidator]] = built.listed("reconsolidator")
         self.consolidators: list[tuple[str, Consolidator]] = built.listed("consolidator")
+        if unrecorded:
+            record(config)
         self._closed = False
         # One writer at a time: the existence check and the batch must not interleave.
         self._write_lock = threading.RLock()
@@ -120,22 +133,26 @@ class Memory:
         preset: str | None = None,
         path: str | Path | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
+        create: bool = True,
         **instances: Any,
     ) -> Memory:
         """Open a memory from a config file, a table, or a preset.
 
         Args:
             config: A TOML path, a config table, a resolved `PipelineConfig`,
-                or ``None`` for the default preset.
+                or ``None``: the pipeline recorded in the store's directory, else
+                the default preset.
             preset: Shorthand for ``{"preset": preset}`` (merged under ``config``).
             path: Shorthand for ``[store] path`` (the store's directory).
             plugin_manager: Use these plugins instead of discovering them.
+            create: Create the store if it does not exist (``False``: raise
+                `StoreError` instead, for read-only use).
             **instances: ``llm=``, ``embedder=`` or ``store=`` ready instances
                 that replace the configured ones.
         """
         if isinstance(config, PipelineConfig):
             registries = build_registries(plugin_manager, disable=config.disable_plugins)
-            return cls(config, registries, **instances)
+            return cls(config, registries, create=create, **instances)
         table: dict[str, Any] = {}
         if isinstance(config, str | Path):
             table = read_toml(config)
@@ -148,7 +165,10 @@ class Memory:
             store["path"] = str(path)
             table["store"] = store
         registries = build_registries(plugin_manager, disable=plugins_disabled(table))
-        return cls(resolve(table, registries), registries, **instances)
+        resolved = resolve(table, registries)
+        if config is None and preset is None:
+            resolved = recorded_pipeline(resolved, registries) or resolved
+        return cls(resolved, registries, create=create, **instances)
 
     # -- write path ---------------------------------------------------------
     def add(self, observations: Iterable[Observation], *, namespace: str) -> AddReport:
@@ -316,6 +336,97 @@ class Memory:
                 reports.append(op.consolidate(namespace))
         self.store.optimize()
         return reports
+
+    # -- reading back, forgetting -------------------------------------------
+    def get(self, namespace: str, ids: Sequence[str]) -> Sequence[Observation]:
+        """Observations by id, in the order asked; unknown ids are left out."""
+        self._check_open()
+        _check_namespace(namespace)
+        return self.store.get_observations(namespace, check_ids(ids))
+
+    def get_nodes(self, namespace: str, ids: Sequence[str]) -> Sequence[Node]:
+        """Nodes by id, in the order asked, each with its ``sources`` (observation ids)."""
+        self._check_open()
+        _check_namespace(namespace)
+        return self.store.get_nodes(namespace, check_ids(ids))
+
+    def list(self, namespace: str, *, offset: int = 0, limit: int = 100) -> Page[Observation]:
+        """One page of the namespace's observations, in insertion order."""
+        self._check_open()
+        _check_namespace(namespace)
+        return Page.of(self.store.iter_observations(namespace), offset, limit)
+
+    def list_nodes(
+        self, namespace: str, *, offset: int = 0, limit: int = 100,
+        where: NodeFilter | None = None,
+    ) -> Page[Node]:
+        """One page of the namespace's nodes passing ``where``, in insertion order."""
+        self._check_open()
+        _check_namespace(namespace)
+        return Page.of(self.store.iter_nodes(namespace, where), offset, limit)
+
+    def forget(
+        self, namespace: str, observation_ids: Sequence[str], *, erase: bool = False
+    ) -> dict[str, Any]:
+        """Remove observations and everything derived from them; returns the counts.
+
+        Nodes built from them alone go with their edges; nodes other
+        observations feed too are rebuilt by their bundle's forget handler or
+        dropped (see `labile._forget`). Unknown ids are ignored (counted in
+        ``unknown``). The components are rebuilt afterwards, as on reopening.
+        With ``erase``, the store also drops its earlier data versions
+        (`Store.erase_history`), which otherwise keep the removed rows for a
+        while (LanceDB: ``keep_versions_s``).
+        """
+        from labile._forget import apply_forget, plan_forget
+
+        self._check_open()
+        _check_namespace(namespace)
+        ids = check_ids(observation_ids)
+        with self._write_lock:
+            plan = plan_forget(self.deps, namespace, ids)
+            handlers = [c.factory for c in self.registries["forget_handler"]]
+            counts = apply_forget(plan, handlers) if plan.forgotten else {"observations": 0}
+            counts["unknown"] = len(set(ids) - plan.forgotten_ids)
+            if plan.forgotten:
+                self.reload_components()
+            if erase:
+                self.store.erase_history()
+        log.info("observations_forgotten", namespace=namespace, **counts)
+        return counts
+
+    def purge(self, namespace: str, *, erase: bool = False) -> None:
+        """Remove the whole namespace (``erase``: and its earlier data versions)."""
+        self._check_open()
+        _check_namespace(namespace)
+        with self._write_lock:
+            self.store.purge(namespace)
+            self.reload_components()
+            if erase:
+                self.store.erase_history()
+        log.info("namespace_purged", namespace=namespace)
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        """Held by every write; hold it to write through ``store`` yourself (an import)."""
+        return self._write_lock
+
+    def reload_components(self) -> None:
+        """Build the components afresh over the same store, embedder and LLM client,
+        as reopening would: components drop in-memory state about the store's
+        data (after a forget, a purge, or an import written under them)."""
+        built = build_pipeline(self.config, self.registries, schema=self.schema,
+                               usage=self.usage, llm=self.llm, embedder=self.embedder,
+                               store=getattr(self.store, "inner", self.store))
+        self.deps = built.deps
+        self.store = built.store
+        self.components = built.components
+        self.extractor = built.single("extractor")
+        self.seeders = built.listed("seeder")
+        self.expanders = built.listed("expander")
+        self.filters = built.listed("filter")
+        self.reconsolidators = built.listed("reconsolidator")
+        self.consolidators = built.listed("consolidator")
 
     # -- introspection ------------------------------------------------------
     def stats(self, namespace: str | None = None) -> dict[str, Any]:

@@ -255,6 +255,43 @@ class MemoryStore:
             ns for ns, s in self._spaces.items() if s.observations or s.nodes or s.edges
         )
 
+    def delete(
+        self,
+        namespace: str,
+        *,
+        observation_ids: Collection[str] = (),
+        node_ids: Collection[str] = (),
+        edge_ids: Collection[str] = (),
+    ) -> None:
+        with self._lock:
+            space = self._space(namespace)
+            doomed = set(edge_ids)
+            for node_id in node_ids:
+                doomed |= space.out.get(node_id, set()) | space.into.get(node_id, set())
+            for eid in doomed:
+                edge = space.edges.pop(eid, None)
+                if edge is not None:
+                    space.out.get(edge.src, set()).discard(eid)
+                    space.into.get(edge.dst, set()).discard(eid)
+            for node_id in node_ids:
+                if space.nodes.pop(node_id, None) is not None:
+                    space.bm25.remove(node_id)
+                space.out.pop(node_id, None)
+                space.into.pop(node_id, None)
+            for obs_id in observation_ids:
+                space.observations.pop(obs_id, None)
+            space.matrix = None
+
+    def purge(self, namespace: str) -> None:
+        with self._lock:
+            space = self._space(namespace)
+            # Emptied in place, so a rollback of an enclosing batch can restore it.
+            space.observations, space.nodes, space.edges = {}, {}, {}
+            space.out, space.into, space.bm25, space.matrix = {}, {}, BM25Index(), None
+
+    def erase_history(self) -> None:
+        """Nothing is kept once removed."""
+
     def optimize(self) -> None:
         """Nothing to compact in memory."""
 

@@ -47,6 +47,7 @@ BUNDLED: Final[dict[str, str]] = {
     "llm": "labile_llm",
     "bench": "labile_bench",
     "llamacpp": "labile_llamacpp",
+    "io": "labile_io",
     "mcp": "labile_mcp",
 }
 ESSENTIALS: Final = "labile._essentials"

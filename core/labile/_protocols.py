@@ -202,6 +202,33 @@ class Store(Protocol):
         """Every namespace that holds at least one row."""
         ...
 
+    def delete(
+        self,
+        namespace: str,
+        *,
+        observation_ids: Collection[str] = (),
+        node_ids: Collection[str] = (),
+        edge_ids: Collection[str] = (),
+    ) -> None:
+        """Remove these records of ``namespace`` (unknown ids are ignored).
+
+        Removing a node removes every edge touching it. A removed node id may
+        be written again afterwards, with any content. Inside a batch, the
+        removal commits or rolls back with it.
+        """
+        ...
+
+    def purge(self, namespace: str) -> None:
+        """Remove every observation, node and edge of ``namespace``; others are untouched."""
+        ...
+
+    def erase_history(self) -> None:
+        """Make removals unrecoverable: drop every earlier version of the data and
+        rebuild the indexes from the rows that remain (a no-op for a store that
+        keeps no history). Not inside a batch.
+        """
+        ...
+
     def optimize(self) -> None:
         """Compact storage and refresh indexes (safe to call any time)."""
         ...

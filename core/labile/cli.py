@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from labile._commands import (
@@ -32,8 +31,13 @@ if TYPE_CHECKING:
 
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
+    from labile._logconfig import LEVELS
+
     parser.add_argument("--log-json", action="store_true", help="log JSON lines to stderr")
-    parser.add_argument("--log-level", default="warning", help="debug, info, warning, error")
+    parser.add_argument("--log-level", default="warning", type=str.lower, choices=LEVELS,
+                        help="log events at this level and above (default: warning)")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (and log at debug level)")
 
 
 def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse.ArgumentParser:
@@ -54,6 +58,7 @@ def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse
                     "embedded default; results go to stdout, logs and progress to stderr.",
     )
     _global_options(parser)
+    parser.add_argument("--version", action="version", version=f"labile {_version()}")
     pm = plugin_manager if plugin_manager is not None else get_plugin_manager()
     add_commands(parser, collect_commands(pm, builtin=register_kernel_commands))
     return parser
@@ -71,15 +76,28 @@ def main(
     # Logging first: loading the plugins that fill the parser may already log.
     early = argparse.ArgumentParser(add_help=False)
     _global_options(early)
-    known, _ = early.parse_known_args(argv)
-    configure(json=known.log_json, level=known.log_level)
+    known, _ = early.parse_known_args(argv)  # exits with a usage error on a bad level
+    configure(json=known.log_json, level="debug" if known.debug else known.log_level)
     try:
         args = build_parser(plugin_manager).parse_args(argv)
         status = args.labile_command.run(args)
-    except LabileError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except Exception as exc:
+        if known.debug:
+            raise
+        # One line naming the problem; --debug shows where it came from.
+        kind = "error" if isinstance(exc, LabileError) else type(exc).__name__
+        sys.stderr.write(f"{kind}: {' '.join(str(exc).split())}\n")
         return 2
     return int(status or 0)
+
+
+def _version() -> str:
+    import labile
+
+    return str(labile.__version__)
 
 
 def register_kernel_commands(register: RegisterCommand) -> None:
@@ -90,8 +108,6 @@ def register_kernel_commands(register: RegisterCommand) -> None:
              help="list registered components and their options")
     register("check", run=_cmd_check, configure=_opts_check,
              help="validate a config and print it resolved")
-    register("add", run=_cmd_add, configure=_opts_add,
-             help="add observations from a JSON-lines file")
     register("search", run=_cmd_search, configure=_opts_search, help="search a namespace")
     register("consolidate", run=_cmd_consolidate, configure=_opts_namespace,
              help="run the consolidators over a namespace")
@@ -122,15 +138,11 @@ def _opts_namespace(p: argparse.ArgumentParser) -> None:
     p.add_argument("--namespace", "-n", required=True)
 
 
-def _opts_add(p: argparse.ArgumentParser) -> None:
-    _opts_namespace(p)
-    p.add_argument("file", help="JSONL: {id, text, timestamp (ISO, with zone), speaker?, "
-                                "session?, metadata?} per line")
-
-
 def _opts_search(p: argparse.ArgumentParser) -> None:
     _opts_namespace(p)
     p.add_argument("-k", type=int, default=5)
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object: the hits with their sources, times and scores")
     p.add_argument("query")
 
 
@@ -192,35 +204,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_add(args: argparse.Namespace) -> int:
-    from labile._errors import InputError
-    from labile._model import Observation
-
-    observations = []
-    with open(args.file, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                observations.append(Observation(
-                    id=str(row["id"]), text=row["text"],
-                    timestamp=datetime.fromisoformat(row["timestamp"]),
-                    speaker=row.get("speaker"), session=row.get("session"),
-                    metadata=row.get("metadata") or {},
-                ))
-            except (KeyError, ValueError, TypeError) as exc:
-                raise InputError(f"{args.file}:{lineno}: {exc}") from None
-    with open_memory(args) as memory:
-        report = memory.add(observations, namespace=args.namespace)
-    echo(f"added {len(report.added)}, already stored {len(report.skipped_existing)}, "
-         f"nodes {report.nodes_written}, edges {report.edges_written} in {report.ms:.0f} ms")
-    return 0
-
-
 def _cmd_search(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         result = memory.search(args.query, namespace=args.namespace, k=args.k)
+    if args.json:
+        echo(json.dumps({"query": args.query, "namespace": args.namespace, "hits": [
+            {"id": h.node.id, "kind": h.node.kind, "score": h.score,
+             "time": h.node.time_start.isoformat() if h.node.time_start else None,
+             "text": h.node.description or h.node.content, "sources": list(h.node.sources),
+             "via": h.via.atom} for h in result.hits], "ms": result.total_ms},
+            ensure_ascii=False))
+        return 0
     for rank, hit in enumerate(result.hits, 1):
         node = hit.node
         when = node.time_start.date().isoformat() if node.time_start else "-"

@@ -45,6 +45,7 @@ from labile._errors import (
     SchemaError,
     StoreError,
 )
+from labile._forget import ForgetPlan
 from labile._fusion import rrf
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
@@ -92,7 +93,8 @@ from labile._vectors import cosine
 __all__ = [
     "ANSWER_PROMPT_VERSION", "AddReport", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "Deps", "Direction", "Edge", "Embedder",
-    "Expander", "Extractor", "Feedback", "Filter", "Hit", "InputError", "KindSpec", "LLMClient",
+    "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
+    "LLMClient",
     "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig", "Node",
     "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",

@@ -131,3 +131,12 @@ def labile_register_commands(register: RegisterCommand) -> None:
 
     register("inspect allmem", run=run_inspect, configure=inspect_options,
              help="All-Mem diagnostics of a namespace (JSON)")
+
+
+@hookimpl
+def labile_register_forget_handlers(register: Register) -> None:
+    """``allmem.forget``: what forgetting an observation does to the bundle's nodes."""
+    from labile_allmem.forget import forget_allmem
+
+    register("allmem.forget", forget_allmem,
+             summary="rebuild or drop the nodes that lose a forgotten source")

@@ -18,7 +18,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     """Print `labile_allmem.diagnostics.inspect_namespace` of the namespace."""
     from labile_allmem.diagnostics import inspect_namespace
 
-    with open_memory(args) as memory:
+    with open_memory(args, bundle="allmem") as memory:
         report = inspect_namespace(memory.store, args.namespace)
     echo(json.dumps(report, indent=2, default=str))
     return 0

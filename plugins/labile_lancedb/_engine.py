@@ -272,6 +272,32 @@ class Engine:
         if txn.pending.get(namespace):
             self._journal.write(txn)
 
+    def begin_removal(self, namespace: str) -> None:
+        """Before deleting rows inside the transaction: write the buffer out and record
+        the intent, so a rollback or a crash restores the removed rows too."""
+        txn = self.txn
+        assert txn is not None and txn.owned_here()  # removals run inside `batch`
+        txn.touched.add(namespace)
+        self._journal.write(txn)
+        self._journal.begin(txn)
+
+    @property
+    def file_lock(self) -> FileLock:
+        """The cross-process write lock."""
+        return self._flock
+
+    def erase_history(self) -> None:
+        """See `labile_lancedb.store.LanceStore.erase_history`."""
+        from labile_lancedb._erase import erase_history
+
+        self.check_usable()
+        txn = self.txn
+        if txn is not None and txn.owned_here():
+            raise StoreError("erase_history() called inside an open batch; leave the batch first")
+        with self._txn_lock, self.lock:
+            erase_history(self)
+            self.spaces.clear()
+
     def uncommitted(self, namespace: str) -> Pending | None:
         """The open transaction's buffer for ``namespace``, if any (for reads)."""
         return self.txn.pending.get(namespace) if self.txn is not None else None

@@ -126,15 +126,7 @@ class Journal:
         if not any(txn.pending.values()):
             return
         tables = self._tables
-        if txn.intent is None:
-            self._lock.acquire()
-            try:
-                versions = tables.data_versions()
-                tables.meta_put({"intent": json.dumps(versions)})
-            except BaseException:
-                self._lock.release()
-                raise
-            txn.intent = versions
+        self.begin(txn)
         schemas = tables.schemas
         obs: list[pa.Table] = []
         node_add: list[pa.Table] = []
@@ -168,6 +160,19 @@ class Journal:
         if edge_merge:
             tables.upsert("edges", pa.concat_tables(edge_merge))
         txn.pending.clear()
+
+    def begin(self, txn: Txn) -> None:
+        """Take the write lock and record the intent, unless ``txn`` already did."""
+        if txn.intent is not None:
+            return
+        self._lock.acquire()
+        try:
+            versions = self._tables.data_versions()
+            self._tables.meta_put({"intent": json.dumps(versions)})
+        except BaseException:
+            self._lock.release()
+            raise
+        txn.intent = versions
 
     def commit(self, txn: Txn, next_seq: int) -> None:
         """Write what is buffered, clear the intent (persisting ``next_seq``), free the lock.

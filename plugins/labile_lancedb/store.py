@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from labile.plugin import Direction, Edge, Node, NodeFilter, Observation, Scored, StoreError
-from labile_lancedb import _rows, _search, _sql
+from labile_lancedb import _erase, _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
 from labile_lancedb._migrations import migrate
@@ -424,6 +424,37 @@ class LanceStore:
                     known.update(ns for ns, p in txn.pending.items() if p)
                 self._spaces.known_namespaces = known
             return sorted(known)
+
+    def delete(
+        self,
+        namespace: str,
+        *,
+        observation_ids: Collection[str] = (),
+        node_ids: Collection[str] = (),
+        edge_ids: Collection[str] = (),
+    ) -> None:
+        """Remove records (and the edges of removed nodes); see `labile_lancedb._erase`.
+
+        The rows stay in earlier table versions until `optimize` drops those
+        older than ``keep_versions_s``, or `erase_history` drops them all.
+        """
+        self._engine.check_usable()
+        self._engine.check_namespace(namespace)
+        with self.batch(namespace), self._lock:
+            _erase.delete(self._engine, namespace, set(observation_ids), set(node_ids),
+                          set(edge_ids))
+
+    def purge(self, namespace: str) -> None:
+        """Remove every row of ``namespace`` (earlier versions keep them, as for `delete`)."""
+        self._engine.check_usable()
+        self._engine.check_namespace(namespace)
+        with self.batch(namespace), self._lock:
+            _erase.purge(self._engine, namespace)
+
+    def erase_history(self) -> None:
+        """Drop every earlier table version and rebuild the indexes from the rows that
+        remain, so removed rows are gone from disk (not inside a batch)."""
+        self._engine.erase_history()
 
     def optimize(self) -> None:
         """Compact the tables, drop versions older than ``keep_versions_s``, and fold

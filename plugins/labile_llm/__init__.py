@@ -33,3 +33,12 @@ def labile_register_llms(register: Register) -> None:
     """Register ``scripted``."""
     register("scripted", ScriptedLLM, config=ScriptedLLMConfig,
              summary="replays canned replies; for tests and demos")
+
+
+@hookimpl
+def labile_register_forget_handlers(register: Register) -> None:
+    """``llm.forget_replies``: forgetting deletes cached replies that quote forgotten turns."""
+    from labile_llm.forget import forget_cached_replies
+
+    register("llm.forget_replies", forget_cached_replies,
+             summary="delete the reply-cache entries quoting forgotten observations")

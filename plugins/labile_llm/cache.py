@@ -14,7 +14,8 @@ What is stored: replies (which may quote your data) and the model name and
 operation; never prompts in clear, never API keys (keys are not part of any
 key either). Delete the file to forget everything. Failed calls are never
 cached; a reply that fails JSON validation is cached like any other, so a
-re-run replays the same repair sequence.
+re-run replays the same repair sequence. `labile.Memory.forget` deletes the
+replies that quote a forgotten observation (`ResponseCache.forget_replies`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,6 +109,18 @@ class ResponseCache:
     def __len__(self) -> int:
         with self._lock, self._connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def forget_replies(self, matches: Callable[[str], bool]) -> int:
+        """Delete every reply whose text ``matches``, then rewrite the file (``VACUUM``)
+        so the deleted text leaves no trace in free pages; returns how many went."""
+        with self._lock, self._connect() as conn:
+            rows = conn.execute("SELECT key, text FROM replies").fetchall()
+            doomed = [(key,) for key, text in rows if matches(text)]
+            if doomed:
+                with conn:
+                    conn.executemany("DELETE FROM replies WHERE key = ?", doomed)
+                conn.execute("VACUUM")
+        return len(doomed)
 
     def clear(self) -> None:
         """Forget every stored reply."""

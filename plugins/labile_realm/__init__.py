@@ -173,3 +173,12 @@ def labile_register_realm_reconsolidation_deciders(register: Register) -> None:
              summary="lexical support against the answer: strengthen, link, weaken")
     register("realm.reconsolidation_decider.llm", build_llm_decider, needs=("llm",),
              summary="the model audits the recalled subgraph and proposes edge edits")
+
+
+@hookimpl
+def labile_register_forget_handlers(register: Register) -> None:
+    """``realm.forget``: what forgetting an observation does to the bundle's nodes."""
+    from labile_realm.forget import forget_realm
+
+    register("realm.forget", forget_realm,
+             summary="rebuild or drop the nodes that lose a forgotten source")

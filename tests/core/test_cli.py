@@ -85,12 +85,16 @@ def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert code == 0 and "violin" in out and "sources: a1" in out
 
 
-def test_add_rejects_naive_timestamps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_reads_naive_timestamps_in_tz(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "obs.jsonl"
     data.write_text(json.dumps({"id": "a1", "text": "x", "timestamp": "2024-02-01T10:00:00"}))
-    code, _, err = run(capsys, "add", "--preset", "bm25", "--path", str(tmp_path / "s"),
-                       "-n", "u", str(data))
-    assert code == 2 and "obs.jsonl:1" in err and "timezone-aware" in err
+    store = str(tmp_path / "s")
+    code, _, err = run(capsys, "add", "--preset", "bm25", "--path", store, "-n", "u",
+                       "--tz", "Europe/Paris", str(data))
+    assert code == 0, err
+    code, out, _ = run(capsys, "get", "--path", store, "-n", "u", "a1", "--json")
+    assert json.loads(out)["timestamp"] == "2024-02-01T09:00:00+00:00"
 
 
 # -- commands from plugins ----------------------------------------------------------

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-pytest.register_assert_rewrite("labile._store_contract.records", "labile._store_contract.suite")
+pytest.register_assert_rewrite("labile._store_contract.records", "labile._store_contract.suite",
+                              "labile._store_contract.erasure")
 
 from labile._store_contract.records import ContractEmbedder  # noqa: E402
 from labile._store_contract.suite import StoreContract  # noqa: E402

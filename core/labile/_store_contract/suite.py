@@ -20,6 +20,7 @@ from labile._errors import StoreError
 from labile._model import Edge, NodeFilter, edge_id
 from labile._protocols import Store
 from labile._store_contract.differential import DifferentialChecks
+from labile._store_contract.erasure import ErasureChecks
 from labile._store_contract.records import NS, T0, ContractEmbedder, edge, node, obs, vec
 
 __all__ = ["StoreContract"]
@@ -33,7 +34,7 @@ def _hit_ids(hits: Any) -> list[str]:
     return [n.id for n, _ in hits]
 
 
-class StoreContract(DifferentialChecks):
+class StoreContract(DifferentialChecks, ErasureChecks):
     """The `Store` contract suite: subclass it in a test module and provide ``store``.
 
     The ``store`` fixture must yield a new, empty store built for

@@ -1,0 +1,304 @@
+"""``labile add | list | get | forget | purge | export | import``: data in, data out, data gone.
+
+Results go to stdout, progress bars and logs to stderr. Reading commands
+(``list``, ``get``, ``export``, ``forget``, ``purge``) refuse a path that
+holds no store; ``add`` and ``import`` create one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from labile.plugin import InputError, Observation, add_memory_options, echo, open_memory
+
+__all__ = ["register_commands"]
+
+
+def register_commands(register: Any) -> None:
+    """Register every command of this module."""
+    register("add", run=run_add, configure=add_options,
+             help="add a chat log (labile JSONL, chat JSONL, OpenAI messages, LoCoMo, "
+                  "LongMemEval)")
+    register("list", run=run_list, configure=list_options,
+             help="list a namespace's observations (or nodes), one page at a time")
+    register("get", run=run_get, configure=get_options, help="show observations (or nodes) by id")
+    register("forget", run=run_forget, configure=forget_options,
+             help="forget observations and everything derived from them")
+    register("purge", run=run_purge, configure=purge_options, help="remove a whole namespace")
+    register("export", run=run_export, configure=export_options,
+             help="write a namespace as versioned JSON lines")
+    register("import", run=run_import, configure=import_options,
+             help="load an export into an empty namespace")
+
+
+# -- options --------------------------------------------------------------------------
+
+
+def _namespace(p: argparse.ArgumentParser, required: bool = True) -> None:
+    add_memory_options(p)
+    p.add_argument("--namespace", "-n", required=required)
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """``FILE``, ``-n``, ``--format``, ``--timestamp``, ``--tz``, ``--batch-size``."""
+    from labile_io.formats import FORMATS
+
+    _namespace(p, required=False)
+    p.add_argument("file", help="the chat log")
+    p.add_argument("--format", choices=FORMATS, help="default: detected from the file")
+    p.add_argument("--timestamp", help="ISO time of messages without one (default: now)")
+    p.add_argument("--tz", default="UTC",
+                   help="zone of timestamps written without one (IANA name; default UTC)")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="observations per batch; each batch is kept once acknowledged")
+
+
+def list_options(p: argparse.ArgumentParser) -> None:
+    """``-n``, ``--nodes``, ``--offset``, ``--limit``, ``--json``."""
+    _namespace(p)
+    p.add_argument("--nodes", action="store_true", help="list nodes instead of observations")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def get_options(p: argparse.ArgumentParser) -> None:
+    """``-n``, ``IDS``, ``--nodes``, ``--json``."""
+    _namespace(p)
+    p.add_argument("ids", nargs="+")
+    p.add_argument("--nodes", action="store_true", help="the ids are node ids")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def _erase(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--erase", action="store_true",
+                   help="also drop the store's earlier data versions at once (otherwise "
+                        "they keep removed data until compaction drops them)")
+
+
+def forget_options(p: argparse.ArgumentParser) -> None:
+    """``-n``, ``IDS``, ``--erase``."""
+    _namespace(p)
+    p.add_argument("ids", nargs="+", help="observation ids")
+    _erase(p)
+
+
+def purge_options(p: argparse.ArgumentParser) -> None:
+    """``-n``, ``--yes``, ``--erase``."""
+    _namespace(p)
+    p.add_argument("--yes", action="store_true", help="confirm: the namespace is removed")
+    _erase(p)
+
+
+def export_options(p: argparse.ArgumentParser) -> None:
+    """``-n``, ``--output``."""
+    _namespace(p)
+    p.add_argument("--output", "-o", help="file to write (default: stdout)")
+
+
+def import_options(p: argparse.ArgumentParser) -> None:
+    """``FILE``, ``-n``."""
+    _namespace(p, required=False)
+    p.add_argument("file", help="a file written by `labile export`")
+
+
+# -- add ------------------------------------------------------------------------------
+
+
+def _zone(name: str) -> tzinfo:
+    try:
+        return UTC if name.upper() == "UTC" else ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InputError(f"--tz {name!r}: not a known time zone (use an IANA name such as "
+                         "'Europe/Paris', or UTC)") from None
+
+
+def _default_time(text: str | None, zone: tzinfo) -> datetime:
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--timestamp {text!r}: not an ISO 8601 time "
+                         "(e.g. 2024-05-01T09:30)") from None
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=zone)
+
+
+def _batches(items: Sequence[Observation], size: int) -> Iterator[list[Observation]]:
+    for i in range(0, len(items), size):
+        yield list(items[i:i + size])
+
+
+def run_add(args: argparse.Namespace) -> int:
+    """Read the file, then add it batch by batch with a progress bar and a summary."""
+    from tqdm import tqdm
+
+    from labile_io.formats import ReadOptions, read_file
+
+    if args.batch_size < 1:
+        raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
+    zone = _zone(args.tz)
+    options = ReadOptions(default_time=_default_time(args.timestamp, zone), tz=zone)
+    conversations = read_file(Path(args.file), args.format, options)
+    for conv in conversations:
+        if conv.namespace is None and not args.namespace:
+            raise InputError("this format has no namespace of its own: pass --namespace/-n")
+    totals = {"added": 0, "already stored": 0, "nodes": 0, "edges": 0, "batches": 0}
+    start = time.perf_counter()
+    total = sum(len(c.observations) for c in conversations)
+    with open_memory(args, create=True) as memory, \
+            tqdm(total=total, unit="obs", file=sys.stderr, disable=None) as bar:
+        try:
+            for conv in conversations:
+                namespace = str(args.namespace or conv.namespace)
+                for batch in _batches(conv.observations, args.batch_size):
+                    report = memory.add(batch, namespace=namespace)
+                    totals["added"] += len(report.added)
+                    totals["already stored"] += len(report.skipped_existing)
+                    totals["nodes"] += report.nodes_written
+                    totals["edges"] += report.edges_written
+                    totals["batches"] += 1
+                    bar.update(len(batch))
+        except KeyboardInterrupt:
+            _summary(totals, start, conversations)
+            sys.stderr.write("interrupted: the batches above are stored; run the same command "
+                             "again to add the rest\n")
+            return 130
+    _summary(totals, start, conversations)
+    return 0
+
+
+def _summary(totals: dict[str, int], start: float, conversations: Sequence[Any]) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in totals.items())
+    echo(f"{counts}; {len(conversations)} conversation(s) in "
+         f"{time.perf_counter() - start:.1f} s")
+
+
+# -- read back ----------------------------------------------------------------------------
+
+
+def _observation_row(obs: Observation) -> dict[str, Any]:
+    return {"id": obs.id, "timestamp": obs.timestamp.isoformat(), "speaker": obs.speaker,
+            "session": obs.session, "text": obs.text, "metadata": obs.metadata}
+
+
+def _node_row(node: Any) -> dict[str, Any]:
+    return {"id": node.id, "kind": node.kind, "visible": node.visible,
+            "time": node.time_start.isoformat() if node.time_start else None,
+            "content": node.content, "description": node.description,
+            "sources": list(node.sources)}
+
+
+def _show(rows: Sequence[dict[str, Any]], as_json: bool) -> None:
+    for row in rows:
+        if as_json:
+            echo(json.dumps(row, ensure_ascii=False, default=str))
+        elif "kind" in row:
+            echo(f"{row['id']}  [{row['kind']}{'' if row['visible'] else ', archived'}] "
+                 f"{row['description'] or row['content']}")
+            echo(f"      sources: {', '.join(row['sources']) or '-'}")
+        else:
+            who = f"{row['speaker']}: " if row["speaker"] else ""
+            echo(f"{row['id']}  {row['timestamp']}  {who}{row['text']}")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print one page, then where the next one starts."""
+    with open_memory(args) as memory:
+        if args.nodes:
+            page: Any = memory.list_nodes(args.namespace, offset=args.offset, limit=args.limit)
+            rows = [_node_row(n) for n in page.items]
+        else:
+            page = memory.list(args.namespace, offset=args.offset, limit=args.limit)
+            rows = [_observation_row(o) for o in page.items]
+    _show(rows, args.json)
+    if not args.json:
+        more = f"; next: --offset {page.next_offset}" if page.next_offset is not None else ""
+        echo(f"({len(rows)} of {page.total} from offset {page.offset}{more})")
+    return 0
+
+
+def run_get(args: argparse.Namespace) -> int:
+    """Print the records found; exit 1 if any id is unknown."""
+    with open_memory(args) as memory:
+        if args.nodes:
+            rows = [_node_row(n) for n in memory.get_nodes(args.namespace, args.ids)]
+        else:
+            rows = [_observation_row(o) for o in memory.get(args.namespace, args.ids)]
+    _show(rows, args.json)
+    missing = sorted(set(args.ids) - {r["id"] for r in rows})
+    if missing:
+        sys.stderr.write(f"not found in {args.namespace!r}: {', '.join(missing)}\n")
+        return 1
+    return 0
+
+
+# -- forget, purge ------------------------------------------------------------------------
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    """Forget the observations and print what went."""
+    with open_memory(args) as memory:
+        counts = memory.forget(args.namespace, args.ids, erase=args.erase)
+    echo(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+         + ("; earlier versions erased" if args.erase else ""))
+    return 0
+
+
+def run_purge(args: argparse.Namespace) -> int:
+    """Remove the namespace (only with ``--yes``)."""
+    if not args.yes:
+        raise InputError(f"purge removes every record of {args.namespace!r}: pass --yes")
+    with open_memory(args) as memory:
+        memory.purge(args.namespace, erase=args.erase)
+    echo(f"purged {args.namespace!r}" + ("; earlier versions erased" if args.erase else ""))
+    return 0
+
+
+# -- export, import -------------------------------------------------------------------
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Write the namespace as JSON lines to ``--output`` or stdout."""
+    from labile_io.transfer import export_records
+
+    with open_memory(args) as memory:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                n = sum(1 for _ in (fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+                                    for r in export_records(memory, args.namespace)))
+            sys.stderr.write(f"wrote {n} lines to {args.output}\n")
+        else:
+            for record in export_records(memory, args.namespace):
+                echo(json.dumps(record, ensure_ascii=False))
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Load an export into an empty namespace and print the counts."""
+    from labile_io.transfer import import_records
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    with open(path, encoding="utf-8") as fh:
+        records = (_line(path, i, line) for i, line in enumerate(fh, 1) if line.strip())
+        with open_memory(args, create=True) as memory:
+            counts = import_records(memory, records, args.namespace)
+    echo(", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def _line(path: Path, lineno: int, line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None

@@ -1,0 +1,119 @@
+"""Export a namespace to versioned JSON lines, and import it into an empty namespace.
+
+The file's first line is a header (``format``, ``version``, the namespace, the
+exporting pipeline, the embedder's name and dimension, counts); then one line
+per observation, node and edge, in the store's insertion order. Nodes keep
+their embeddings, visibility, sources and attrs (All-Mem lineage and
+``supersedes``); edges keep their weights, origin and attrs (reconsolidation
+history). Importing writes the records as they are, in one batch, so the
+imported namespace answers searches exactly as the exported one did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from labile.plugin import Edge, InputError, Node, Observation
+
+if TYPE_CHECKING:
+    from labile import Memory
+
+__all__ = ["FORMAT", "VERSION", "export_records", "import_records"]
+
+FORMAT: Final = "labile-export"
+VERSION: Final = 1
+
+_TIMES: Final = ("timestamp", "time_start", "time_end", "created_at", "updated_at")
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def export_records(memory: Memory, namespace: str) -> Iterator[dict[str, Any]]:
+    """The header, then every observation, node and edge of ``namespace`` as JSON-able dicts."""
+    store = memory.store
+    stats = store.stats(namespace)
+    yield {"format": FORMAT, "version": VERSION, "namespace": namespace,
+           "pipeline": memory.config.to_table(),
+           "embedder": {"name": memory.embedder.name, "dim": memory.embedder.dim},
+           "counts": {k: stats.get(k) for k in ("observations", "nodes", "edges")}}
+    for obs in store.iter_observations(namespace):
+        yield {"type": "observation", "id": obs.id, "text": obs.text,
+               "timestamp": _time(obs.timestamp), "speaker": obs.speaker,
+               "session": obs.session, "metadata": obs.metadata}
+    for node in store.iter_nodes(namespace):
+        yield {"type": "node", "id": node.id, "kind": node.kind, "content": node.content,
+               "description": node.description, "keywords": list(node.keywords),
+               "time_start": _time(node.time_start), "time_end": _time(node.time_end),
+               "created_at": _time(node.created_at), "updated_at": _time(node.updated_at),
+               "visible": node.visible, "sources": list(node.sources),
+               "embedding": None if node.embedding is None else
+               [float(x) for x in np.asarray(node.embedding, dtype=np.float32)],
+               "attrs": node.attrs}
+    for edge in store.iter_edges(namespace):
+        yield {"type": "edge", "id": edge.id, "src": edge.src, "dst": edge.dst,
+               "predicate": edge.predicate, "weight": edge.weight,
+               "description": edge.description, "origin": str(edge.origin),
+               "created_at": _time(edge.created_at), "updated_at": _time(edge.updated_at),
+               "attrs": edge.attrs}
+
+
+def import_records(
+    memory: Memory, records: Iterable[dict[str, Any]], namespace: str | None = None
+) -> dict[str, int]:
+    """Write exported records into ``namespace`` (default: the exported one); returns counts.
+
+    Raises:
+        InputError: no header or an unknown format version, another embedder,
+            the namespace already holds data, or a malformed record (the
+            message names its line); nothing is written then.
+    """
+    stream = iter(records)
+    header = next(stream, None)
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise InputError(f"not a labile export: the first line must be a {FORMAT!r} header")
+    if header.get("version") != VERSION:
+        raise InputError(f"export format version {header.get('version')!r} is not supported "
+                         f"(this labile reads version {VERSION})")
+    embedder = header.get("embedder") or {}
+    if embedder.get("name") != memory.embedder.name:
+        raise InputError(f"the export holds vectors of {embedder.get('name')!r}; this memory "
+                         f"embeds with {memory.embedder.name!r}: open it with the exporting "
+                         "pipeline")
+    ns = namespace or header.get("namespace")
+    if not isinstance(ns, str) or not ns:
+        raise InputError("no namespace: the header names none and none was given")
+    store = getattr(memory.store, "inner", memory.store)  # verbatim: reverse edges included
+    if store.stats(ns).get("observations") or store.count_nodes(ns):
+        raise InputError(f"namespace {ns!r} already holds data; import into an empty one")
+    obs, nodes, edges = [], [], []
+    for line, row in enumerate(stream, 2):
+        try:
+            kind = row.get("type") if isinstance(row, dict) else None
+            fields = {k: v for k, v in row.items() if k != "type"} if kind else {}
+            for key in _TIMES:
+                if fields.get(key) is not None:
+                    fields[key] = datetime.fromisoformat(fields[key])
+            if kind == "observation":
+                obs.append(Observation(**fields))
+            elif kind == "node":
+                emb = fields.pop("embedding")
+                nodes.append(Node(**fields, embedding=None if emb is None else
+                                  np.asarray(emb, dtype=np.float32)))
+            elif kind == "edge":
+                edges.append(Edge(**fields))
+            else:
+                raise ValueError("'type' must be observation, node or edge")
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise InputError(f"export line {line}: {exc}") from None
+    with memory.write_lock, store.batch(ns):
+        store.add_observations(ns, obs)
+        store.upsert_nodes(ns, nodes)
+        store.upsert_edges(ns, edges)
+    memory.reload_components()
+    return {"observations": len(obs), "nodes": len(nodes), "edges": len(edges)}
