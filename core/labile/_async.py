@@ -2,9 +2,13 @@
 
 Every call runs the blocking `Memory` method in a worker thread of the
 facade's own pool, so the event loop never waits on the store, the embedder
-or an LLM. Reads (``search``, ``stats``, ``answer``'s retrieval) run side by
-side; writes (``add``, ``feedback``, ``consolidate``) queue on one
-`asyncio.Lock` and run one at a time, in the order they were awaited.
+or an LLM. Reads (``search``, ``answer``, ``get``, ``list``, ``stats``, …) run
+side by side; writes (``add``, ``feedback``, ``consolidate``, ``forget``,
+``purge``) queue on one `asyncio.Lock` and run one at a time, in the order
+they were awaited.
+
+``forget`` and ``purge`` run alone: they wait for the reads in flight, and
+reads wait for them, so no search sees a namespace half-forgotten.
 
 Cancellation: a call cancelled before its work starts never runs. Once started,
 the work runs to its end in its thread (a batch is never left half-written);
@@ -25,7 +29,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from labile._errors import InputError
 from labile._memory import ConfigLike, Memory
-from labile._model import AddReport, Observation, OperationReport, RetrievalResult
+from labile._model import (
+    AddReport,
+    Node,
+    NodeFilter,
+    Observation,
+    OperationReport,
+    RetrievalResult,
+)
+from labile._page import Page
 
 if TYPE_CHECKING:
     from labile._answer import Answer
@@ -50,6 +62,9 @@ class AsyncMemory:
         self._pool = futures.ThreadPoolExecutor(workers, thread_name_prefix="labile-async")
         self._write_lock = asyncio.Lock()
         self._started: set[futures.Future[Any]] = set()
+        self._reads: set[futures.Future[Any]] = set()
+        self._no_exclusive = asyncio.Event()
+        self._no_exclusive.set()
         self._closed = False
 
     @classmethod
@@ -89,6 +104,36 @@ class AsyncMemory:
         """`Memory.consolidate`, serialised with the other writes."""
         return await self._write(self.memory.consolidate, namespace=namespace)
 
+    async def get(self, namespace: str, ids: Sequence[str]) -> Sequence[Observation]:
+        """`Memory.get`."""
+        return await self._read(self.memory.get, namespace, list(ids))
+
+    async def get_nodes(self, namespace: str, ids: Sequence[str]) -> Sequence[Node]:
+        """`Memory.get_nodes`."""
+        return await self._read(self.memory.get_nodes, namespace, list(ids))
+
+    async def list(self, namespace: str, *, offset: int = 0,
+                   limit: int = 100) -> Page[Observation]:
+        """`Memory.list`."""
+        return await self._read(self.memory.list, namespace, offset=offset, limit=limit)
+
+    async def list_nodes(self, namespace: str, *, offset: int = 0, limit: int = 100,
+                         where: NodeFilter | None = None) -> Page[Node]:
+        """`Memory.list_nodes`."""
+        return await self._read(self.memory.list_nodes, namespace, offset=offset, limit=limit,
+                                where=where)
+
+    async def forget(self, namespace: str, observation_ids: Sequence[str], *,
+                     erase: bool = False) -> dict[str, Any]:
+        """`Memory.forget`, run alone: after the reads in flight, before any new one (no
+        search sees a half-forgotten namespace)."""
+        return await self._write(self.memory.forget, namespace, list(observation_ids),
+                                 erase=erase, exclusive=True)
+
+    async def purge(self, namespace: str, *, erase: bool = False) -> None:
+        """`Memory.purge`, run alone like `forget`."""
+        await self._write(self.memory.purge, namespace, erase=erase, exclusive=True)
+
     async def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """`Memory.stats`."""
         return await self._read(self.memory.stats, namespace)
@@ -119,23 +164,35 @@ class AsyncMemory:
         return job
 
     async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        await self._no_exclusive.wait()  # a forget or purge runs alone
+        job = self._start(fn, *args, **kwargs)
+        self._reads.add(job)
+        job.add_done_callback(self._reads.discard)
         # A caller cancelled while the job still waits in the pool drops it (wrap_future
         # cancels the pool's future); a job already running ends in its thread.
-        return await asyncio.wrap_future(self._start(fn, *args, **kwargs))
+        return await asyncio.wrap_future(job)
 
-    async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def _write(self, fn: Callable[..., T], *args: Any, exclusive: bool = False,
+                     **kwargs: Any) -> T:
         await self._write_lock.acquire()  # cancelled while waiting here: never starts
         try:
+            if exclusive:  # after the reads in flight, and no read until it is done
+                self._no_exclusive.clear()
+                await asyncio.to_thread(futures.wait, list(self._reads))
             job = self._start(fn, *args, **kwargs)
         except BaseException:
-            self._write_lock.release()
+            self._release()
             raise
         loop = asyncio.get_running_loop()
-        # The lock is released when the job ends, not when the caller stops waiting:
-        # the next write waits for a cancelled one's batch to be complete.
-        job.add_done_callback(lambda _: loop.call_soon_threadsafe(self._write_lock.release))
+        # Released when the job ends, not when the caller stops waiting: the next
+        # write waits for a cancelled one's batch to be complete.
+        job.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
         try:
             return await asyncio.shield(asyncio.wrap_future(job))
         except asyncio.CancelledError:
             job.cancel()  # succeeds only while the job has not started: then it never runs
             raise
+
+    def _release(self) -> None:
+        self._no_exclusive.set()
+        self._write_lock.release()

@@ -39,7 +39,7 @@ class BarrierEmbedder(HashingEmbedder):
 
 
 def instrument(memory: Memory, name: str, gate: threading.Event | None = None,
-               ) -> dict[str, Any]:
+               timeline: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     """Wrap ``memory.<name>``: record calls and their overlap; optionally wait on ``gate``."""
     original: Callable[..., Any] = getattr(memory, name)
     record: dict[str, Any] = {"calls": [], "active": 0, "max_active": 0,
@@ -52,6 +52,8 @@ def instrument(memory: Memory, name: str, gate: threading.Event | None = None,
             record["max_active"] = max(record["max_active"], record["active"])
             record["calls"].append((args, kwargs))
             record["order"].append(("start", kwargs.get("namespace")))
+            if timeline is not None:
+                timeline.append((name, "start"))
         record["entered"].set()
         try:
             if gate is not None:
@@ -61,6 +63,8 @@ def instrument(memory: Memory, name: str, gate: threading.Event | None = None,
             with lock:
                 record["active"] -= 1
                 record["order"].append(("end", kwargs.get("namespace")))
+                if timeline is not None:
+                    timeline.append((name, "end"))
 
     setattr(memory, name, wrapper)
     return record
@@ -228,3 +232,55 @@ def test_concurrent_adds_store_exactly_what_sequential_adds_would(
         want = {o.id for n, obs in batches if n == ns for o in obs}
         got = {o.id for o in memory.store.iter_observations(ns)}
         assert got == want
+
+
+def test_reading_back_forgetting_and_purging_mirror_memory() -> None:
+    async def main() -> None:
+        async with await AsyncMemory.open(TABLE) as amem:
+            await amem.add(observations(["I adopted a cat named Pixel", "I like tea"]),
+                           namespace="u1")
+            await amem.add(observations(["other user"]), namespace="u2")
+            assert [o.id for o in await amem.get("u1", ["o2", "o9", "o1"])] == ["o2", "o1"]
+            page = await amem.list("u1", limit=1)
+            assert [o.id for o in page.items] == ["o1"] and page.next_offset == 1
+            nodes = await amem.list_nodes("u1")
+            assert nodes.total == 2
+            assert (await amem.get_nodes("u1", [nodes.items[0].id]))[0].sources
+            counts = await amem.forget("u1", ["o1"])
+            assert counts["observations"] == 1
+            hits = (await amem.search("Pixel cat", namespace="u1")).hits
+            assert all("o1" not in h.node.sources for h in hits)
+            await amem.purge("u1")
+            assert (await amem.list("u1")).total == 0
+            assert (await amem.list("u2")).total == 1
+            with pytest.raises(InputError, match="ids must be"):
+                await amem.forget("u2", [""])
+
+    asyncio.run(main())
+
+
+def test_forget_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
+    memory = Memory.open(TABLE)
+    memory.add(observations(["a cat named Pixel", "a dog named Rex"]), namespace="u1")
+    gate = threading.Event()
+    timeline: list[tuple[str, str]] = []
+    searches = instrument(memory, "search", gate, timeline)
+    forgets = instrument(memory, "forget", timeline=timeline)
+
+    async def main() -> None:
+        async with AsyncMemory(memory) as amem:
+            before = asyncio.create_task(amem.search("cat", namespace="u1"))
+            await asyncio.to_thread(searches["entered"].wait, WAIT_S)
+            forget = asyncio.create_task(amem.forget("u1", ["o1"]))
+            await asyncio.sleep(0.01)
+            after = asyncio.create_task(amem.search("cat", namespace="u1"))
+            await asyncio.sleep(0.01)
+            assert not forget.done() and not forgets["calls"]  # waits for the search
+            gate.set()
+            await asyncio.gather(before, forget)
+            hits = (await after).hits
+            assert all("o1" not in h.node.sources for h in hits)  # ran after the forget
+
+    asyncio.run(main())
+    assert timeline == [("search", "start"), ("search", "end"), ("forget", "start"),
+                        ("forget", "end"), ("search", "start"), ("search", "end")]
