@@ -3,8 +3,10 @@
 An agent (Claude Desktop, an IDE, any MCP client) reaches a labile memory
 through the Model Context Protocol, over stdio or streamable HTTP:
 
-* `labile_mcp.tools` builds the server's tools on the official SDK's
-  `MCPServer`, over a `labile.AsyncMemory`;
+* `labile_mcp.tools` builds the server on the official SDK's `MCPServer`,
+  over a `labile.AsyncMemory`, with the add, search and stats tools;
+* `labile_mcp.lifecycle` adds the get, list, forget and (opt-in) purge tools;
+* `labile_mcp.toolkit` holds what the tool modules share;
 * `labile_mcp.policy` binds a server to its namespaces and size limits;
 * `labile_mcp.convert` turns chat messages into observations and hits into JSON;
 * `labile_mcp.http` serves streamable HTTP behind a bearer token;

@@ -9,23 +9,22 @@ namespace and counts, never memory contents.
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, ParamSpec
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from labile import AsyncMemory, LabileError, Observation
+from labile import AsyncMemory, Observation
 from labile_mcp.convert import hit_to_dict, messages_to_observations, parse_time
+from labile_mcp.lifecycle import add_lifecycle_tools
 from labile_mcp.policy import ServePolicy
+from labile_mcp.toolkit import Namespace, tool_errors
 
 log = logging.getLogger(__name__)
-P = ParamSpec("P")
 
 INSTRUCTIONS = (
     "Long-term memory. Save what is worth remembering with add_memories (chat turns with "
@@ -51,28 +50,13 @@ class ChatMessage(BaseModel):
 
 _COUNTS = ("observations", "nodes", "visible_nodes", "edges")
 
-Namespace = Annotated[str | None, Field(description="The memory's namespace (a user or agent).")]
-
-
-def _tool(fn: Callable[P, Awaitable[dict[str, Any]]]) -> Callable[P, Awaitable[dict[str, Any]]]:
-    """Run a tool body, turning labile's errors into MCP error results."""
-
-    @functools.wraps(fn)
-    async def run(*args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
-        try:
-            return await fn(*args, **kwargs)
-        except LabileError as exc:
-            raise ToolError(str(exc)) from None
-
-    return run
-
 
 def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
     """An `MCPServer` whose tools read and write ``memory`` within ``policy``."""
     server: MCPServer = MCPServer("labile", instructions=INSTRUCTIONS, log_level="WARNING")
     ns_help = policy.describe_namespaces()
 
-    @_tool
+    @tool_errors
     async def add_memories(
         messages: Annotated[list[ChatMessage] | None, Field(
             description="Chat turns, oldest first. Give this or 'text'.")] = None,
@@ -100,7 +84,7 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
                 "already_stored": report.skipped_existing,
                 "nodes_written": report.nodes_written, "edges_written": report.edges_written}
 
-    @_tool
+    @tool_errors
     async def search_memory(
         query: Annotated[str, Field(description="What to look for, in natural language.")],
         k: Annotated[int, Field(description="How many memories to return.", ge=1)] = 5,
@@ -120,7 +104,7 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         return {"namespace": ns, "hits": [hit_to_dict(i, h, sources)
                                           for i, h in enumerate(result.hits, 1)]}
 
-    @_tool
+    @tool_errors
     async def memory_stats(namespace: Namespace = None) -> dict[str, Any]:
         ns = policy.namespace(namespace)
         stats = await memory.stats(ns)
@@ -144,14 +128,10 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         "How many observations, memory nodes and edges the namespace holds, and the "
         f"pipeline that built them. {ns_help}"),
         annotations=read_only)
+    add_lifecycle_tools(server, memory, policy)
     return server
 
 
 async def _observations(memory: AsyncMemory, namespace: str,
                         ids: list[str]) -> dict[str, Observation]:
-    if not ids:
-        return {}
-    import asyncio
-
-    found = await asyncio.to_thread(memory.memory.store.get_observations, namespace, ids)
-    return {o.id: o for o in found}
+    return {o.id: o for o in await memory.get(namespace, ids)} if ids else {}

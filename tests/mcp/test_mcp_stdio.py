@@ -27,7 +27,7 @@ TURNS = [
 
 
 @pytest.mark.skipif(shutil.which("tee") is None, reason="needs tee to copy the server's stdout")
-def test_stdio_session_add_search_stats_and_stdout_holds_only_the_protocol(
+def test_stdio_session_add_search_forget_stats_and_stdout_holds_only_the_protocol(
     tmp_path: Path,
 ) -> None:
     config = write_config(tmp_path)
@@ -50,23 +50,32 @@ def test_stdio_session_add_search_stats_and_stdout_holds_only_the_protocol(
                 out["add"] = await session.call_tool("add_memories", {"messages": TURNS})
                 out["search"] = await session.call_tool(
                     "search_memory", {"query": "Where did Lena move?", "k": 3})
+                out["forget"] = await session.call_tool("forget_memories", {"ids": ["t1"]})
+                out["after"] = await session.call_tool(
+                    "search_memory", {"query": "Where did Lena move?", "k": 3})
+                out["gone"] = await session.call_tool("get_memories", {"ids": ["t1", "t3"]})
                 out["stats"] = await session.call_tool("memory_stats", {})
                 out["other"] = await session.call_tool(
                     "search_memory", {"query": "Lena", "namespace": "someone-else"})
         return out
 
     out = asyncio.run(main())
-    assert out["tools"] == ["add_memories", "search_memory", "memory_stats"]
+    assert out["tools"] == ["add_memories", "search_memory", "memory_stats", "get_memories",
+                            "list_memories", "forget_memories"]
     assert out["add"].structured_content["added"] == ["t1", "t2", "t3"]
     hits = out["search"].structured_content["hits"]
     assert hits[0]["sources"][0]["id"] == "t1"
     assert hits[0]["sources"][0]["text"] == TURNS[0]["content"]
     assert hits[0]["date"].startswith("2024-05-02")
-    assert out["stats"].structured_content["store"]["observations"] == 3
+    assert out["forget"].structured_content["removed"]["observations"] == 1
+    after = [s["id"] for h in out["after"].structured_content["hits"] for s in h["sources"]]
+    assert "t1" not in after and after  # forgotten; the rest still found
+    assert out["gone"].structured_content["unknown"] == ["t1"]
+    assert out["stats"].structured_content["store"]["observations"] == 2
     assert out["other"].is_error and "not served here" in tool_text(out["other"])
 
     lines = wire.read_text(encoding="utf-8").splitlines()
-    assert len(lines) >= 6  # initialize, tools/list and four tool calls answered
+    assert len(lines) >= 9  # initialize, tools/list and seven tool calls answered
     for line in lines:
         assert json.loads(line)["jsonrpc"] == "2.0", line
     stderr = stderr_path.read_text(encoding="utf-8")

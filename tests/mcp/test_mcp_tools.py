@@ -37,12 +37,14 @@ def test_tools_are_listed_with_schemas_and_descriptions() -> None:
         async with client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
         await amem.aclose()
-        assert set(tools) == {"add_memories", "search_memory", "memory_stats"}
+        assert set(tools) == {"add_memories", "search_memory", "memory_stats", "get_memories",
+                              "list_memories", "forget_memories"}  # no purge unless allowed
         for tool in tools.values():
             assert tool.description and "'maya'" in tool.description
             assert tool.input_schema["type"] == "object"
         assert tools["search_memory"].input_schema["required"] == ["query"]
         assert tools["search_memory"].annotations.read_only_hint is True
+        assert tools["forget_memories"].annotations.destructive_hint is True
         message = tools["add_memories"].input_schema["$defs"]["ChatMessage"]
         assert message["required"] == ["content"] and not message["additionalProperties"]
 
@@ -93,6 +95,15 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("add_memories", {"messages": [{"content": "m"}] * 501}, "at most 500"),
     ("add_memories", {"text": "hello", "namespace": "eve"}, "not served here"),
     ("memory_stats", {"namespace": "../maya"}, "not served here"),
+    ("get_memories", {}, "ids"),
+    ("get_memories", {"ids": "t1"}, "valid list"),
+    ("get_memories", {"ids": [""]}, "non-empty strings"),
+    ("list_memories", {"limit": 101}, "less than or equal to 100"),
+    ("list_memories", {"offset": -1}, "greater than or equal to 0"),
+    ("forget_memories", {"ids": []}, "at least 1 item"),
+    ("forget_memories", {"ids": [1, 2]}, "valid string"),
+    ("forget_memories", {"ids": ["x"], "namespace": "eve"}, "not served here"),
+    ("forget_memories", {"ids": ["x"] * 501}, "at most 500 items"),
 ]
 
 
@@ -154,3 +165,68 @@ def test_no_call_reaches_a_namespace_outside_the_allow_list(namespace: str) -> N
 
     assert all(r.is_error for r in run(main()))
     assert memory.store.namespaces() == []
+
+
+def test_read_back_page_and_forget_a_turn() -> None:
+    async def main() -> dict[str, Any]:
+        client, amem = in_process_client(ServePolicy(namespaces=("maya",)))
+        out: dict[str, Any] = {}
+        async with client:
+            ids = (await client.call_tool("add_memories", {"messages": TALK})
+                   ).structured_content["added"]
+            out["ids"] = ids
+            out["got"] = (await client.call_tool("get_memories", {"ids": [ids[2], "nope"]})
+                          ).structured_content
+            out["page1"] = (await client.call_tool("list_memories", {"limit": 2})
+                            ).structured_content
+            out["page2"] = (await client.call_tool("list_memories", {"offset": 2})
+                            ).structured_content
+            out["forget"] = (await client.call_tool("forget_memories", {"ids": [ids[0]]})
+                             ).structured_content
+            out["search"] = (await client.call_tool("search_memory", {"query": "cat Pixel",
+                                                                      "k": 10})
+                             ).structured_content
+            out["left"] = (await client.call_tool("list_memories", {})).structured_content
+        await amem.aclose()
+        return out
+
+    out = run(main())
+    ids = out["ids"]
+    assert [m["text"] for m in out["got"]["memories"]] == [TALK[2]["content"]]
+    assert out["got"]["unknown"] == ["nope"]
+    assert [m["id"] for m in out["page1"]["memories"]] == ids[:2]
+    assert out["page1"]["next_offset"] == 2 and out["page1"]["total"] == 3
+    assert [m["id"] for m in out["page2"]["memories"]] == ids[2:]
+    assert out["page2"]["next_offset"] is None
+    assert out["forget"]["removed"]["observations"] == 1
+    sources = [s["id"] for h in out["search"]["hits"] for s in h["sources"]]
+    assert ids[0] not in sources and ids[1] in sources
+    assert [m["id"] for m in out["left"]["memories"]] == ids[1:]
+
+
+def test_purge_exists_only_when_allowed_and_asks_for_the_name() -> None:
+    async def main() -> dict[str, Any]:
+        client, amem = in_process_client(ServePolicy(namespaces=("alice", "bob"),
+                                                     allow_purge=True))
+        out: dict[str, Any] = {}
+        async with client:
+            out["tools"] = [t.name for t in (await client.list_tools()).tools]
+            for ns in ("alice", "bob"):
+                await client.call_tool("add_memories", {"text": f"{ns} note", "namespace": ns})
+            out["wrong"] = await client.call_tool("purge_memories", {
+                "confirm": "bob", "namespace": "alice"})
+            out["right"] = await client.call_tool("purge_memories", {
+                "confirm": "alice", "namespace": "alice"})
+            out["alice"] = (await client.call_tool("list_memories", {"namespace": "alice"})
+                            ).structured_content
+            out["bob"] = (await client.call_tool("list_memories", {"namespace": "bob"})
+                          ).structured_content
+        await amem.aclose()
+        return out
+
+    out = run(main())
+    assert "purge_memories" in out["tools"]
+    assert out["wrong"].is_error and "repeat the namespace's name ('alice')" in tool_text(
+        out["wrong"])
+    assert out["right"].structured_content == {"namespace": "alice", "purged": True}
+    assert out["alice"]["total"] == 0 and out["bob"]["total"] == 1  # the other one untouched
