@@ -134,3 +134,17 @@ def test_the_gate_lets_through_only_the_right_bearer_token() -> None:
     assert _call_gate(gate, [], kind="lifespan") == ([], True)  # startup is not a request
     with pytest.raises(InputError, match="empty"):
         BearerTokenGate(unused, "")
+
+
+def test_without_the_sdk_the_commands_name_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import importlib.util
+
+    from labile.cli import main as labile_main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mcp" else real(name, *a))
+    assert labile_main(["serve", "mcp", "-n", "a"]) == 2
+    assert "pip install 'labile[mcp]'" in capsys.readouterr().err
