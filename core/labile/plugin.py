@@ -86,6 +86,7 @@ from labile._protocols import (
     Store,
     StoreDeps,
 )
+from labile._recorded import holds_store
 from labile._registry import NoConfig, Register
 from labile._usage import UsageMeter, estimate_tokens
 from labile._vectors import cosine
@@ -100,6 +101,6 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",
     "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options", "answer_question",
-    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "hookimpl", "open_memory",
-    "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow",
+    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "holds_store",
+    "hookimpl", "open_memory", "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow",
 ]

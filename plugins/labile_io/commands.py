@@ -8,6 +8,7 @@ holds no store; ``add`` and ``import`` create one.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -291,10 +292,27 @@ def run_import(args: argparse.Namespace) -> int:
         raise InputError(f"{path}: no such file")
     with open(path, encoding="utf-8") as fh:
         records = (_line(path, i, line) for i, line in enumerate(fh, 1) if line.strip())
+        header = next(records, None)
+        if not isinstance(header, dict):
+            raise InputError(f"{path}: not a labile export (no header line)")
+        if not args.config and not args.preset:
+            args.config = _exporting_pipeline(header, args.path)
         with open_memory(args, create=True) as memory:
-            counts = import_records(memory, records, args.namespace)
+            counts = import_records(memory, itertools.chain([header], records), args.namespace)
     echo(", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0
+
+
+def _exporting_pipeline(header: dict[str, Any], path: str | None) -> dict[str, Any] | None:
+    """The export's pipeline for a new store at ``path``; ``None`` when a store is there
+    (it opens with its own recorded pipeline) or the header has none."""
+    from labile.plugin import holds_store
+
+    pipeline = header.get("pipeline")
+    target = Path(path) if path else None
+    if not isinstance(pipeline, dict) or target is None or holds_store(target):
+        return None
+    return {**pipeline, "store": {**pipeline.get("store", {}), "path": str(target)}}
 
 
 def _line(path: Path, lineno: int, line: str) -> Any:

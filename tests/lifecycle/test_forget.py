@@ -79,6 +79,36 @@ def test_forget_resurfaces_the_members_of_a_dropped_allmem_merge() -> None:
     assert left[members[1].id].visible  # re-surfaced: its merge is gone
 
 
+def test_hook_labile_register_forget_handlers() -> None:
+    """A plugin's forget handler is called with the plan, and what it rebuilds is written."""
+    from labile import get_plugin_manager, hookimpl
+
+    seen: list[ForgetPlan] = []
+
+    class Keeper:
+        @hookimpl
+        def labile_register_forget_handlers(self, register: Any) -> None:
+            def keep_with_a_note(plan: ForgetPlan) -> None:
+                seen.append(plan)
+                for nid, node in plan.affected.items():
+                    plan.rebuilt[nid] = attrs.evolve(node, sources=plan.remaining_sources(node),
+                                                     description="kept by the test plugin")
+            register("test.keep", keep_with_a_note)
+
+    pm = get_plugin_manager()
+    pm.register(Keeper(), name="keeper")
+    memory = Memory.open({**MEM, "preset": "bm25"}, plugin_manager=pm)
+    memory.add(chat(), namespace="u")
+    shared = attrs.evolve(memory.store.get_nodes("u", ["t1"])[0], id="shared",
+                          sources=("t0", "t1"))
+    memory.store.upsert_nodes("u", [shared])
+    counts = memory.forget("u", ["t0"])
+    assert [p.forgotten_ids for p in seen] == [{"t0"}]
+    kept = memory.get_nodes("u", ["shared"])[0]
+    assert (kept.sources, kept.description) == (("t1",), "kept by the test plugin")
+    assert counts["nodes_rebuilt"] == 1 and counts["nodes_removed"] == 1
+
+
 def test_a_handler_cannot_rebuild_with_a_forgotten_source() -> None:
     memory = _memory("bm25")
     memory.add(chat(), namespace="u")
