@@ -88,6 +88,11 @@ def log_to_stderr(level: str) -> None:
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))
 
 
+def cli_level(args: argparse.Namespace) -> str:
+    """The level the global options ask for (``--debug`` means debug)."""
+    return "debug" if getattr(args, "debug", False) else getattr(args, "log_level", "warning")
+
+
 def run_serve_mcp(args: argparse.Namespace) -> int:
     """Open the memory, build the server, and serve until the client or a signal stops it."""
     require_mcp()
@@ -99,7 +104,7 @@ def run_serve_mcp(args: argparse.Namespace) -> int:
     bind = parse_bind(args.http) if args.http else None
     if bind is not None:
         check_bind(bind[0], token, args.token_env)
-    level = getattr(args, "log_level", "warning")
+    level = cli_level(args)
     log_to_stderr(level)
     with contextlib.redirect_stdout(sys.stderr):  # nothing may reach the protocol's stdout
         memory = AsyncMemory(open_memory(args, create=True))  # add_memories writes
@@ -154,7 +159,7 @@ def run_bench_serve(args: argparse.Namespace) -> int:
 
     if args.clients < 1 or args.seconds <= 0 or args.turns < 1:
         raise InputError("--clients and --turns must be >= 1 and --seconds > 0")
-    log_to_stderr(getattr(args, "log_level", "warning"))
+    log_to_stderr(cli_level(args))
     summary = run_bench(BenchSettings(config=args.config, preset=args.preset, path=args.path,
                                       clients=args.clients, seconds=args.seconds,
                                       turns=args.turns, k=args.k))
