@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 from typing import Any
 
+from labile._async import AsyncMemory
 from labile._config import (
     PipelineConfig,
     merge_tables,
@@ -57,8 +58,9 @@ from labile._protocols import Deps
 from labile._registry import NoConfig, collect
 
 __all__ = [
-    "AddReport", "Answer", "ConfigError", "Deps", "DuplicateComponentError", "Edge", "Feedback",
-    "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer", "Memory",
+    "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps", "DuplicateComponentError",
+    "Edge", "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
+    "Memory",
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",

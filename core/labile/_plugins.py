@@ -48,6 +48,7 @@ BUNDLED: Final[dict[str, str]] = {
     "bench": "labile_bench",
     "llamacpp": "labile_llamacpp",
     "io": "labile_io",
+    "mcp": "labile_mcp",
 }
 ESSENTIALS: Final = "labile._essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"

@@ -1,0 +1,137 @@
+"""The MCP tools, built on the SDK's high-level `MCPServer` over one `AsyncMemory`.
+
+Each tool checks its namespace and sizes against the `ServePolicy` before it
+touches the memory, and turns labile's errors into MCP error results (the
+message names what was wrong and what is allowed). The SDK validates argument
+types against each tool's JSON schema first. Logs name the tool, the
+namespace and counts, never memory contents.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from labile import AsyncMemory, Observation
+from labile_mcp.convert import hit_to_dict, messages_to_observations, parse_time
+from labile_mcp.lifecycle import add_lifecycle_tools
+from labile_mcp.policy import ServePolicy
+from labile_mcp.toolkit import Namespace, tool_errors
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Long-term memory. Save what is worth remembering with add_memories (chat turns with "
+    "their role and time, or a plain text), and call search_memory before answering "
+    "anything that may depend on earlier conversations. Each hit carries its date and the "
+    "exact turns it came from: quote those, and prefer the most recent when hits disagree."
+)
+
+
+class ChatMessage(BaseModel):
+    """One chat turn to remember."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="The message text, stored verbatim.")
+    role: str | None = Field(None, description="Who said it: 'user', 'assistant' or a name.")
+    time: str | None = Field(None, description="When it was said, ISO 8601 "
+                             "(2024-05-01T14:30:00+02:00); no zone means UTC; default now.")
+    id: str | None = Field(None, description="Your stable id; re-sending it adds nothing. "
+                           "Default: derived from time, role and content.")
+    session: str | None = Field(None, description="A conversation or session key.")
+
+
+_COUNTS = ("observations", "nodes", "visible_nodes", "edges")
+
+
+def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
+    """An `MCPServer` whose tools read and write ``memory`` within ``policy``."""
+    server: MCPServer = MCPServer("labile", instructions=INSTRUCTIONS, log_level="WARNING")
+    ns_help = policy.describe_namespaces()
+
+    @tool_errors
+    async def add_memories(
+        messages: Annotated[list[ChatMessage] | None, Field(
+            description="Chat turns, oldest first. Give this or 'text'.")] = None,
+        text: Annotated[str | None, Field(
+            description="A plain note to remember (one turn). Give this or 'messages'.")] = None,
+        namespace: Namespace = None,
+    ) -> dict[str, Any]:
+        ns = policy.namespace(namespace)
+        if (messages is None) == (text is None):
+            raise ToolError("give exactly one of 'messages' (a list of chat turns) or 'text'")
+        items = [m.model_dump() for m in messages] if messages is not None else [
+            {"content": text}]
+        if not items:
+            raise ToolError("'messages' is empty: send at least one chat turn")
+        if len(items) > policy.max_messages:
+            raise ToolError(f"{len(items)} messages in one call; this server accepts at most "
+                            f"{policy.max_messages} (--max-messages): send them in parts")
+        for i, item in enumerate(items):
+            policy.check_text(item["content"], f"messages[{i}].content" if messages else "text")
+        batch = messages_to_observations(items, now=datetime.now(UTC))
+        report = await memory.add(batch, namespace=ns)
+        log.info("mcp_add namespace=%s added=%d already=%d", ns, len(report.added),
+                 len(report.skipped_existing))
+        return {"namespace": ns, "added": report.added,
+                "already_stored": report.skipped_existing,
+                "nodes_written": report.nodes_written, "edges_written": report.edges_written}
+
+    @tool_errors
+    async def search_memory(
+        query: Annotated[str, Field(description="What to look for, in natural language.")],
+        k: Annotated[int, Field(description="How many memories to return.", ge=1)] = 5,
+        as_of: Annotated[str | None, Field(
+            description="Only what was known at this ISO 8601 time (default: now).")] = None,
+        namespace: Namespace = None,
+    ) -> dict[str, Any]:
+        ns = policy.namespace(namespace)
+        policy.check_text(query, "query")
+        if k > policy.max_k:
+            raise ToolError(f"k={k} is above this server's limit of {policy.max_k}")
+        when = parse_time(as_of, "as_of") if as_of else None
+        result = await memory.search(query, namespace=ns, k=k, as_of=when)
+        wanted = sorted({s for h in result.hits for s in h.node.sources})
+        sources = await _observations(memory, ns, wanted)
+        log.info("mcp_search namespace=%s k=%d hits=%d", ns, k, len(result.hits))
+        return {"namespace": ns, "hits": [hit_to_dict(i, h, sources)
+                                          for i, h in enumerate(result.hits, 1)]}
+
+    @tool_errors
+    async def memory_stats(namespace: Namespace = None) -> dict[str, Any]:
+        ns = policy.namespace(namespace)
+        stats = await memory.stats(ns)
+        # Only this namespace's counts: the store-wide figures (files, bytes, its path)
+        # and the process-wide LLM usage describe other namespaces too.
+        counts = {k: stats["store"][k] for k in _COUNTS if k in stats["store"]}
+        return {"namespace": ns, "pipeline": stats["pipeline"], "store": counts}
+
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    server.add_tool(add_memories, description=(
+        "Remember chat turns (with optional role, ISO time and id) or a plain text. "
+        "Re-sending a turn with the same id (or the same time, role and content) adds "
+        f"nothing. Returns the ids added. {ns_help}"),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                    idempotent_hint=True, open_world_hint=False))
+    server.add_tool(search_memory, description=(
+        "Search the memory. Returns up to k hits, best first: the remembered text, its "
+        "date, how it was reached, and the source turns (id, role, time, text) it came "
+        f"from. {ns_help}"), annotations=read_only)
+    server.add_tool(memory_stats, description=(
+        "How many observations, memory nodes and edges the namespace holds, and the "
+        f"pipeline that built them. {ns_help}"),
+        annotations=read_only)
+    add_lifecycle_tools(server, memory, policy)
+    return server
+
+
+async def _observations(memory: AsyncMemory, namespace: str,
+                        ids: list[str]) -> dict[str, Observation]:
+    return {o.id: o for o in await memory.get(namespace, ids)} if ids else {}
