@@ -98,6 +98,11 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in content_words(text)} - _WEAK_STEMS
 
 
+def _edge(src: str, dst: str, predicate: str, weight: float, description: str) -> EdgeOp:
+    return EdgeOp(action="add", src=src, dst=dst, predicate=predicate, description=description,
+                  weight=weight)
+
+
 def split_text(text: str) -> list[str]:
     """The sentences of ``text``."""
     return [text[a:b] for a, b in split_sentences(text)]
@@ -173,10 +178,9 @@ def plan_supersessions(node: Node, candidates: Sequence[Candidate]) -> list[Edge
     if best is None:
         return []
     old = best[1]
-    return [EdgeOp(
-        action="add", src=node.id, dst=old.id, predicate=SUPERSEDES,
-        description=f"{speaker}'s plan, later reported as done: {_label(old)} → {_label(node)}",
-        weight=0.6,
+    return [_edge(
+        node.id, old.id, SUPERSEDES, 0.6,
+        f"{speaker}'s plan, later reported as done: {_label(old)} → {_label(node)}",
     )]
 
 
@@ -214,10 +218,9 @@ def _fact_pair(a: Node, b: Node) -> list[EdgeOp]:
         return []
     subject = a.attrs["subject"]
     if {attr_a, attr_b} == {"likes", "dislikes"} and va == vb:
-        return [EdgeOp(
-            action="add", src=a.id, dst=b.id, predicate=CONTRADICTS,
-            description=f"{subject} both likes and dislikes this: {_label(a)} / {_label(b)}",
-            weight=0.7,
+        return [_edge(
+            a.id, b.id, CONTRADICTS, 0.7,
+            f"{subject} both likes and dislikes this: {_label(a)} / {_label(b)}",
         )]
     if attr_a != attr_b or attr_a not in _GENERAL_ATTRIBUTES:
         return []
@@ -227,11 +230,10 @@ def _fact_pair(a: Node, b: Node) -> list[EdgeOp]:
         src, dst = b, a
     else:
         return []
-    return [EdgeOp(
-        action="add", src=src.id, dst=dst.id, predicate=IMPLIES,
-        description=f"the specific implies the general about {subject}: "
-                    f"{_label(src)} ⇒ {_label(dst)}",
-        weight=0.65,
+    return [_edge(
+        src.id, dst.id, IMPLIES, 0.65,
+        f"the specific implies the general about {subject}: "
+        f"{_label(src)} ⇒ {_label(dst)}",
     )]
 
 
@@ -247,11 +249,10 @@ def _instance(fact: Node, event: Node) -> list[EdgeOp]:
     content = event.content or ""
     if not (value <= _stems(content) and _DONE.search(content)):
         return []
-    return [EdgeOp(
-        action="add", src=fact.id, dst=event.id, predicate=INSTANTIATES,
-        description=f"a concrete case of {subject}'s {fact.attrs.get('attribute')}: "
-                    f"{_label(fact)} — {_label(event)}",
-        weight=0.6,
+    return [_edge(
+        fact.id, event.id, INSTANTIATES, 0.6,
+        f"a concrete case of {subject}'s {fact.attrs.get('attribute')}: "
+        f"{_label(fact)} — {_label(event)}",
     )]
 
 
@@ -269,11 +270,10 @@ def analogies(node: Node, candidates: Sequence[Candidate]) -> list[EdgeOp]:
     previous = next((c.node for c in candidates if c.previous_turn), None)
     if previous is None or not _turn_event(previous) or previous.attrs.get("speaker") == speaker:
         return []
-    return [EdgeOp(
-        action="add", src=node.id, dst=previous.id, predicate=ANALOGOUS_TO,
-        description=f"parallel experiences of {speaker} and {previous.attrs.get('speaker')}: "
-                    f"{_label(node)} / {_label(previous)}",
-        weight=0.5,
+    return [_edge(
+        node.id, previous.id, ANALOGOUS_TO, 0.5,
+        f"parallel experiences of {speaker} and {previous.attrs.get('speaker')}: "
+        f"{_label(node)} / {_label(previous)}",
     )]
 
 
@@ -325,8 +325,7 @@ def summary_links(episode: Node, highlights: Sequence[Highlight]) -> list[EdgeOp
     Contract: one edge per highlight (see `session_highlights`), described by
     the sentence the episode keeps from that turn.
     """
-    return [EdgeOp(
-        action="add", src=episode.id, dst=ev.id, predicate=SUMMARIZES,
-        description=f"{episode.attrs.get('name', 'the session')} in brief — {who}: {text}",
-        weight=0.6,
+    return [_edge(
+        episode.id, ev.id, SUMMARIZES, 0.6,
+        f"{episode.attrs.get('name', 'the session')} in brief — {who}: {text}",
     ) for ev, who, text in highlights]
