@@ -43,3 +43,8 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench compare", run=c.run_compare_command, configure=c.compare_options,
              help="question-by-question comparison of two per-question logs "
                   "(e.g. an ablation against its preset)")
+    from labile_bench import graph
+
+    register("bench graph", run=graph.run_graph_command, configure=graph.graph_options,
+             help="build a preset's graph of LoCoMo conversations: counts per predicate, "
+                  "ingest speed, and a sample of edges to judge")

@@ -90,6 +90,14 @@ CORRELATES: Final = "realm.correlates"
 SUPERSEDES: Final = "realm.supersedes"
 CONTEXTUALIZES: Final = "realm.contextualizes"
 VERIFIES: Final = "realm.verifies"
+IMPLIES: Final = "realm.implies"
+CONSTRAINS: Final = "realm.constrains"
+ENABLES: Final = "realm.enables"
+TRIGGERS: Final = "realm.triggers"
+RESULTS_IN: Final = "realm.results_in"
+INSTANTIATES: Final = "realm.instantiates"
+SUMMARIZES: Final = "realm.summarizes"
+ANALOGOUS_TO: Final = "realm.analogous_to"
 
 
 def predicate_name(name: str) -> str | None:

@@ -208,6 +208,15 @@ def _informativeness(sentence: str) -> float:
     return score
 
 
+def informativeness(sentence: str) -> float:
+    """How much a sentence says: content words times content density (0 for small talk).
+
+    Questions count half, digits a little more; the score `summarize` ranks
+    sentences by.
+    """
+    return _informativeness(sentence)
+
+
 def summarize(text: str, max_words: int = 40) -> str:
     """Return a faithful extractive summary of ``text`` in at most ``max_words`` words.
 

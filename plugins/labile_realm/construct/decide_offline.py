@@ -21,7 +21,7 @@ and single-valued attribute ``supersedes`` the older one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -29,6 +29,13 @@ from labile.plugin import Deps, NoConfig, Node
 from labile.text.tokenize import content_words
 from labile_realm.construct.facts import single_valued
 from labile_realm.construct.neighbourhood import Candidate
+from labile_realm.construct.ops import EdgeAction, EdgeOp, NodeDecision, NodeOp
+from labile_realm.construct.relations import (
+    analogies,
+    fact_relations,
+    plan_supersessions,
+    shared_topic,
+)
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import (
     COMPRISES,
@@ -43,51 +50,14 @@ from labile_realm.schema import (
 )
 from labile_text.entities import normalize_name
 
+__all__ = [
+    "EdgeAction", "EdgeOp", "NodeDecision", "NodeOp", "OfflineDecisionConfig",
+    "OfflineWriteDecider", "build_offline_decider", "structural_edges", "supersession_slot",
+]
+
 if TYPE_CHECKING:
     from labile_realm.construct.extractor import RealmConstructConfig
     from labile_realm.decisions import EdgeLookup
-
-NodeOp = Literal["add", "modify", "skip"]
-EdgeAction = Literal["add", "modify", "delete", "no_change"]
-
-
-@attrs.frozen(kw_only=True)
-class NodeDecision:
-    """The outcome of the node operation decision for one unit.
-
-    Attributes:
-        op: ``add`` a new node, ``modify`` (merge into) ``target``, or ``skip``.
-        target: The existing node merged into or already covering the unit.
-        related: Neighbour ids the edge decision should consider.
-        description: A refined description (LLM mode), else ``None``.
-        keywords: Refined keywords (LLM mode), else ``None``.
-        reason: Why, in a few words (logged).
-    """
-
-    op: NodeOp
-    target: str | None = None
-    related: tuple[str, ...] = ()
-    description: str | None = None
-    keywords: tuple[str, ...] | None = None
-    reason: str = ""
-
-
-@attrs.frozen(kw_only=True)
-class EdgeOp:
-    """One edge operation between the new node and a neighbour.
-
-    ``delete`` retires an edge (weight 0, ``attrs["retired"] = True``): the
-    store contract has no edge deletion, and retired edges are never
-    traversed.
-    """
-
-    action: EdgeAction
-    src: str
-    dst: str
-    predicate: str
-    description: str = ""
-    weight: float = 0.5
-
 
 @attrs.frozen(kw_only=True)
 class OfflineDecisionConfig:
@@ -100,15 +70,27 @@ class OfflineDecisionConfig:
             subject are the same fact.
         correlate_similarity: Cosine above which two event/fact nodes of
             different sessions get a ``correlates`` edge.
+        correlate_shared_terms: Content stems (small talk and time words left
+            out) the two nodes' own words must share for ``correlates``.
         max_correlates: Degree cap of ``correlates`` per node.
         related_similarity: Cosine above which a neighbour is passed on as related.
+        relations: Write the relations the text states between a node and its
+            neighbours (``supersedes`` of plans, ``instantiates``, ``implies``,
+            ``contradicts``, ``analogous_to``; `labile_realm.construct.relations`).
     """
 
     entity_merge_similarity: float = 0.9
     fact_merge_similarity: float = 0.95
     correlate_similarity: float = 0.6
+    correlate_shared_terms: int = 2
     max_correlates: int = 4
     related_similarity: float = 0.45
+    relations: bool = True
+
+
+#: Attributes whose value is only the relation named ("my family", "my dog"): two
+#: statements with the same such value are usually different facts.
+_RELATION_ATTRIBUTES = frozenset({"family", "partner", "pet", "status"})
 
 
 def _norm_text(text: str) -> str:
@@ -181,7 +163,8 @@ class OfflineNodeDecider:
                 a = c.node.attrs
                 if a.get("subject") != subject:
                     continue
-                if a.get("attribute") == attribute and _norm_text(str(a.get("value", ""))) == value:
+                if (a.get("attribute") == attribute and attribute not in _RELATION_ATTRIBUTES
+                        and _norm_text(str(a.get("value", ""))) == value):
                     return NodeDecision(op="modify", target=c.node.id, related=related,
                                         reason="same subject, attribute and value")
                 if c.similarity >= cfg.fact_merge_similarity:
@@ -230,7 +213,7 @@ class OfflineEdgeDecider:
             The ``add`` operations.
         """
         cfg = self.config
-        if node.kind not in (EVENT, FACT):
+        if node.kind not in (EVENT, FACT) or node.attrs.get("clause_of"):
             return []
         session = node.attrs.get("session")
         ops: list[EdgeOp] = []
@@ -238,8 +221,13 @@ class OfflineEdgeDecider:
             other = c.node
             if other.id == node.id or other.kind not in (EVENT, FACT):
                 continue
+            if other.attrs.get("clause_of"):
+                continue  # a clause is reached through its turn's event
             if c.similarity < cfg.correlate_similarity or other.attrs.get("session") == session:
                 continue
+            topic = shared_topic(node, other)
+            if len(topic) < cfg.correlate_shared_terms:
+                continue  # similar in tone only (two warm replies), not in subject
             if degree.get(node.id, 0) >= cfg.max_correlates:
                 break
             if degree.get(other.id, 0) >= cfg.max_correlates:
@@ -248,7 +236,8 @@ class OfflineEdgeDecider:
             degree[other.id] = degree.get(other.id, 0) + 1
             ops.append(EdgeOp(
                 action="add", src=node.id, dst=other.id, predicate=CORRELATES,
-                description=f"related: {_label(node)} / {_label(other)}",
+                description=f"both about {', '.join(sorted(topic)[:4])}: "
+                            f"{_label(node)} / {_label(other)}",
                 weight=round(min(1.0, max(0.0, c.similarity)), 4),
             ))
         return ops
@@ -265,10 +254,14 @@ class OfflineWriteDecider:
     """
 
     links_entities = False
+    #: The host adds the turn before a new event to its neighbours (the
+    #: ``analogous_to`` rule reads the turn a reply answers).
+    reads_previous_turn = True
 
     def __init__(self, config: OfflineDecisionConfig | None = None) -> None:
         self.nodes = OfflineNodeDecider(config)
         self.edges = OfflineEdgeDecider(config)
+        self.relations = (config or OfflineDecisionConfig()).relations
 
     def decide_node(
         self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
@@ -286,9 +279,15 @@ class OfflineWriteDecider:
     def decide_edges(
         self, node: Node, candidates: Sequence[Candidate], edges: EdgeLookup
     ) -> list[EdgeOp]:
-        """``correlates`` edges within the degree cap (see `OfflineEdgeDecider`)."""
+        """``correlates`` edges within the degree cap (see `OfflineEdgeDecider`), and the
+        relations the text states (`labile_realm.construct.relations`)."""
         degree = edges.degrees([node.id, *(c.node.id for c in candidates)])
-        return self.edges.decide(node, candidates, degree)
+        ops = self.edges.decide(node, candidates, degree)
+        if self.relations and not node.attrs.get("clause_of"):
+            ops += plan_supersessions(node, candidates)
+            ops += fact_relations(node, candidates)
+            ops += analogies(node, candidates)
+        return ops
 
 
 def build_offline_decider(
@@ -343,8 +342,7 @@ def structural_edges(
         for ent in entity_nodes:
             ops.append(EdgeOp(
                 action="add", src=ent.id, dst=node.id, predicate=CONTEXTUALIZES,
-                description=f"{ent.attrs.get('name', ent.content)} is involved in: {label}",
-                weight=0.6,
+                description=_mention(ent, node, label), weight=0.6,
             ))
     if node.kind == FACT and event_node is not None:
         ops.append(EdgeOp(
@@ -357,6 +355,19 @@ def structural_edges(
             description=f"newer: {label}; older: {_label(superseded)}", weight=0.9,
         ))
     return ops
+
+
+def _mention(entity: Node, node: Node, label: str) -> str:
+    """How an entity stands to a turn: who speaks, where it happens, or what it is about."""
+    name = entity.attrs.get("name", entity.content)
+    category = entity.attrs.get("category")
+    if name == node.attrs.get("speaker") or name == node.attrs.get("subject"):
+        return f"{name} says: {label}"
+    if category == "person":
+        return f"{name} takes part in or is talked about in: {label}"
+    if category == "place":
+        return f"place {name} is where this happens or is mentioned: {label}"
+    return f"{name} ({category or 'thing'}) is what this is about: {label}"
 
 
 def supersession_slot(unit: Unit) -> tuple[str, str] | None:

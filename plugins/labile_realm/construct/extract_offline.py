@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from labile.plugin import Deps, NoConfig, Observation
+from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
@@ -63,6 +64,8 @@ class OfflineExtractionConfig:
         max_facts: At most this many facts per turn.
         max_keywords: Keyphrases kept per event.
         context_chars: Longest quoted question kept in a reply's description.
+        clauses: Propose cause and effect units for causal links the turn
+            states (`labile_realm.construct.clauses`).
     """
 
     facts: bool = True
@@ -70,6 +73,7 @@ class OfflineExtractionConfig:
     max_facts: int = 3
     max_keywords: int = 6
     context_chars: int = 200
+    clauses: bool = True
 
 
 @attrs.define(kw_only=True)
@@ -172,6 +176,10 @@ class OfflineUnitExtractor:
                                 asked_turn.speaker if asked_turn else None, asked,
                                 mentions, keywords, ents)
             out.units.append(event)
+            if cfg.clauses:
+                out.units.extend(
+                    clause_units(obs, event, statements, date_phrase(obs.timestamp))
+                )
         if cfg.facts and speaker:
             out.units.extend(self._facts(obs, statements))
         if cfg.entities:
@@ -315,6 +323,11 @@ def unit_id(unit: Unit) -> str:
     """The stable node id a new unit gets (from its kind and key)."""
     prefix = {EVENT: "ev", FACT: "fa", ENTITY: "en"}.get(unit.kind, "nd")
     return stable_id(prefix, unit.key)
+
+
+def unit_id_of_turn(observation_id: str) -> str:
+    """The node id of the event the offline extractor makes of one observation."""
+    return stable_id("ev", f"event|{observation_id}")
 
 
 def session_key(obs: Observation) -> str:

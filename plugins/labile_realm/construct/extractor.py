@@ -36,11 +36,10 @@ from labile.plugin import (
     Node,
     NodeFilter,
     Observation,
-    Origin,
     Store,
     component_field,
-    edge_id,
 )
+from labile_realm.construct.batch import WriteBatch, with_previous_turn
 from labile_realm.construct.decide_offline import (
     EdgeOp,
     NodeDecision,
@@ -54,9 +53,16 @@ from labile_realm.construct.extract_offline import (
     date_phrase,
     session_key,
     unit_id,
+    unit_id_of_turn,
 )
 from labile_realm.construct.merge import merge_unit
 from labile_realm.construct.neighbourhood import Candidate, Neighbourhood
+from labile_realm.construct.relations import (
+    Highlight,
+    highlight_text,
+    session_highlights,
+    summary_links,
+)
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import UNIT_EXTRACTOR, WRITE_DECIDER, UnitExtractor, WriteDecider
 from labile_realm.ids import stable_id
@@ -96,17 +102,6 @@ class RealmConstructConfig:
     context_turns: int = attrs.field(default=6, validator=ge(0))
     extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
     thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)
-
-
-@attrs.define
-class _Batch:
-    """Nodes and edges of one ``add`` call, written together at the end."""
-
-    nodes: dict[str, Node] = attrs.field(factory=dict)
-    edges: dict[str, Edge] = attrs.field(factory=dict)
-    counts: Counter[str] = attrs.field(factory=Counter)
-    failures: Counter[str] = attrs.field(factory=Counter)
-    reembed: set[str] = attrs.field(factory=set)
 
 
 class RealmExtractor:
@@ -164,7 +159,7 @@ class RealmExtractor:
     ) -> None:
         """Build nodes and edges for ``observations`` (see the module docstring)."""
         state = self.state(namespace, [o.id for o in observations])
-        batch = _Batch()
+        batch = WriteBatch()
         sessions: list[str] = []
         extracted: list[tuple[Observation, Extraction]] = []
         for obs in observations:
@@ -214,7 +209,7 @@ class RealmExtractor:
             return np.zeros((0, getattr(self.deps.embedder, "dim", 1)), dtype=np.float32)
         return np.asarray(self.deps.embedder.embed(texts), dtype=np.float32)
 
-    def _extract(self, obs: Observation, state: ConversationState, batch: _Batch) -> Extraction:
+    def _extract(self, obs: Observation, state: ConversationState, batch: WriteBatch) -> Extraction:
         try:
             return self.units.extract(obs, state)
         except LLMError as exc:
@@ -230,7 +225,7 @@ class RealmExtractor:
         ex: Extraction,
         vectors: np.ndarray,
         state: ConversationState,
-        batch: _Batch,
+        batch: WriteBatch,
         known: set[str],
     ) -> None:
         rank = {ENTITY: 0, EPISODE: 1, EVENT: 2, FACT: 3}
@@ -239,11 +234,15 @@ class RealmExtractor:
         event_node: Node | None = None
         skey = session_key(obs)
         episode_id = stable_id("ep", skey) if self.config.episodes else None
+        placed: dict[str, str] = {}
         for j in order:
             unit, vec = ex.units[j], vectors[j]
             node, cands, superseded = self._place(namespace, unit, vec, state, batch, known)
             if node is None:
                 continue
+            placed[unit.key] = node.id
+            if unit.attrs.get("clause_of"):
+                continue  # a clause takes only the links its turn states (below)
             if node.kind == ENTITY:
                 entity_nodes.append(node)
                 if self.decider.links_entities:
@@ -251,8 +250,10 @@ class RealmExtractor:
                     self._apply_edges(namespace, entity_ops, batch)
                 continue
             ops: list[EdgeOp] = []
+            prev = self._last_event.get((namespace, skey)) if node.kind == EVENT else None
+            if prev is not None and getattr(self.decider, "reads_previous_turn", False):
+                cands = with_previous_turn(cands, prev, node)
             if self.config.structural_edges:
-                prev = self._last_event.get((namespace, skey)) if node.kind == EVENT else None
                 ops += structural_edges(
                     node, episode_id=episode_id, previous_event=prev,
                     event_node=event_node, entity_nodes=entity_nodes, superseded=superseded,
@@ -265,6 +266,12 @@ class RealmExtractor:
                 self._last_event[(namespace, skey)] = node
                 turns = state.session_turns.setdefault(skey, [])
                 turns.extend(s for s in unit.sources if s not in turns)
+        self._apply_edges(namespace, [
+            EdgeOp(action="add", src=placed[u.key], dst=placed[link.target],
+                   predicate=link.predicate, description=link.description, weight=link.weight)
+            for u in ex.units if u.key in placed
+            for link in u.links if link.target in placed
+        ], batch)
 
     def _place(
         self,
@@ -272,7 +279,7 @@ class RealmExtractor:
         unit: Unit,
         vec: np.ndarray,
         state: ConversationState,
-        batch: _Batch,
+        batch: WriteBatch,
         known: set[str],
     ) -> tuple[Node | None, list[Candidate], Node | None]:
         """Node decision and execution for one unit; returns (node, neighbourhood, superseded)."""
@@ -308,7 +315,12 @@ class RealmExtractor:
             state.fact_slots[slot] = node.id
         return node, self.decider.neighbours_to_link(decision, cands, node), superseded
 
-    def _node(self, namespace: str, node_id: str, batch: _Batch) -> Node | None:
+    def _nodes(self, namespace: str, ids: Sequence[str], batch: WriteBatch) -> list[Node]:
+        pending = [batch.nodes[i] for i in ids if i in batch.nodes]
+        missing = [i for i in ids if i not in batch.nodes]
+        return pending + (self.store.get_nodes(namespace, missing) if missing else [])
+
+    def _node(self, namespace: str, node_id: str, batch: WriteBatch) -> Node | None:
         if node_id in batch.nodes:
             return batch.nodes[node_id]
         found = self.store.get_nodes(namespace, [node_id])
@@ -322,7 +334,7 @@ class RealmExtractor:
         nid: str,
         decision: NodeDecision,
         cands: list[Candidate],
-        batch: _Batch,
+        batch: WriteBatch,
     ) -> Node | None:
         now = self.deps.clock()
         if decision.op == "skip":
@@ -355,7 +367,7 @@ class RealmExtractor:
         return merged
 
     def _semantic_edges(
-        self, namespace: str, node: Node, cands: list[Candidate], batch: _Batch
+        self, namespace: str, node: Node, cands: list[Candidate], batch: WriteBatch
     ) -> list[EdgeOp]:
         try:
             return self.decider.decide_edges(node, cands, _EdgeView(self, namespace, batch))
@@ -378,52 +390,17 @@ class RealmExtractor:
         return degree
 
     def _existing_edges(
-        self, namespace: str, node_id: str, others: Sequence[str], batch: _Batch
+        self, namespace: str, node_id: str, others: Sequence[str], batch: WriteBatch
     ) -> list[Edge]:
         """Live edges between ``node_id`` and ``others``, stored or pending in ``batch``."""
-        wanted = set(others)
-        found: dict[str, Edge] = {}
-        for e in self.store.edges_of(namespace, [node_id], direction="both"):
-            if (e.src in wanted or e.dst in wanted) and not e.attrs.get("retired"):
-                found[e.id] = e
-        for e in batch.edges.values():
-            if node_id in (e.src, e.dst) and (e.src in wanted or e.dst in wanted):
-                found[e.id] = e
-        return list(found.values())
+        return batch.existing_edges(self.store, namespace, node_id, others)
 
-    def _apply_edges(self, namespace: str, ops: list[EdgeOp], batch: _Batch) -> None:
-        now = self.deps.clock()
-        for op in ops:
-            if op.action == "no_change":
-                batch.counts["edge_no_change"] += 1
-                continue
-            eid = edge_id(op.src, op.predicate, op.dst)
-            old = batch.edges.get(eid)
-            if old is None and op.action in ("modify", "delete"):
-                found = self.store.get_edges(namespace, [eid])
-                old = found[0] if found else None
-                if old is None:
-                    continue
-            if op.action == "delete":
-                assert old is not None
-                batch.edges[eid] = attrs.evolve(
-                    old, weight=0.0, updated_at=now,
-                    attrs={**old.attrs, "retired": True, "retired_at": now.isoformat()},
-                )
-                batch.counts["edge_delete"] += 1
-                continue
-            created = old.created_at if old is not None else now
-            batch.edges[eid] = Edge(
-                id=eid, src=op.src, dst=op.dst, predicate=op.predicate,
-                weight=min(1.0, max(0.0, float(op.weight))), description=op.description,
-                origin=Origin.CONSTRUCTION, created_at=created, updated_at=now,
-                attrs=dict(old.attrs) if old is not None else {},
-            )
-            batch.counts[f"edge_{op.action}"] += 1
+    def _apply_edges(self, namespace: str, ops: list[EdgeOp], batch: WriteBatch) -> None:
+        batch.apply(self.store, namespace, ops, self.deps.clock())
 
     # -- episodes -----------------------------------------------------------------
     def _episodes(
-        self, namespace: str, sessions: list[str], state: ConversationState, batch: _Batch
+        self, namespace: str, sessions: list[str], state: ConversationState, batch: WriteBatch
     ) -> None:
         now = self.deps.clock()
         touched = [s for s in sessions if state.session_turns.get(s)]
@@ -433,12 +410,18 @@ class RealmExtractor:
         existing = {n.id: n for n in self.store.get_nodes(namespace, ids)}
         texts: list[str] = []
         nodes: list[Node] = []
+        highlights: list[list[Highlight]] = []
         for key, nid in zip(touched, ids, strict=True):
             lo, hi = state.session_span[key]
             terms = [t for t, _ in state.session_terms.get(key, Counter()).most_common(8)]
             who = " and ".join(sorted(state.speakers.values())) or "the speakers"
             desc = (f"Conversation session {key} between {who} on {date_phrase(lo)}; "
                     f"topics: {', '.join(terms)}")
+            events = self._nodes(namespace, [unit_id_of_turn(t)
+                                             for t in state.session_turns[key]], batch)
+            picked = session_highlights(events) if self.config.structural_edges else []
+            highlights.append(picked)
+            desc += highlight_text(picked)
             old = existing.get(nid) or batch.nodes.get(nid)
             sources = list(old.sources) if old is not None else []
             sources.extend(s for s in state.session_turns[key] if s not in sources)
@@ -459,6 +442,8 @@ class RealmExtractor:
             node.embedding = vec
             batch.nodes[node.id] = node
             batch.counts["episode"] += 1
+        for node, picked in zip(nodes, highlights, strict=True):
+            self._apply_edges(namespace, summary_links(node, picked), batch)
         # Consecutive sessions: the earlier episode precedes the later one.
         for key, nid in zip(touched, ids, strict=True):
             prev = self._last_episode.get(namespace)
@@ -478,7 +463,7 @@ class _EdgeView:
 
     extractor: RealmExtractor
     namespace: str
-    batch: _Batch
+    batch: WriteBatch
 
     def existing(self, node_id: str, others: Sequence[str]) -> list[Edge]:
         """Live edges between ``node_id`` and any of ``others``."""

@@ -75,12 +75,16 @@ _RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b|\bI['’]")
 _VERB_AFTER_SUBJECT = re.compile(
     r"\{I\}((?:\s+(?:really|also|just|still|totally|absolutely|truly|always|usually|often|never|"
-    r"regularly|normally|genuinely))*)\s+([a-z]+)\b"
+    r"regularly|normally|genuinely|finally|recently|even|actually))*)\s+([a-z]+)\b"
 )
 _NO_AGREE: Final = frozenset((
     "can", "could", "will", "would", "shall", "should", "may", "might", "must", "did", "was",
     "had", "is", "has", "does", "used", "got", "went", "made", "loved", "liked", "and", "or",
     "but", "so", "too", "also", "then", "not", "nor", "yet", "as", "if",
+    # irregular past tenses: already agree with any subject
+    "took", "saw", "ran", "came", "gave", "found", "felt", "left", "met", "said", "told",
+    "thought", "bought", "brought", "kept", "knew", "heard", "wrote", "began", "became",
+    "sang", "won", "lost", "spent", "taught", "fell", "drew", "grew", "threw", "rode", "swam",
 ))
 # "{I}" marks a rewritten subject "I" (its verb must agree); "{S}" any other form.
 _PRONOUNS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(

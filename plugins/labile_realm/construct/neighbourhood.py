@@ -27,11 +27,14 @@ class Candidate:
         node: The neighbouring node (a copy; edit it only through a decision).
         similarity: Cosine similarity to the unit's embedding, if known.
         source: ``"similarity"``, ``"time"`` or ``"both"``.
+        previous_turn: The node is the event of the turn just before the unit's
+            (set by the host for deciders that read replies).
     """
 
     node: Node
     similarity: float
     source: Source
+    previous_turn: bool = False
 
 
 class Neighbourhood:

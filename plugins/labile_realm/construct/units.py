@@ -19,6 +19,27 @@ from labile.plugin import Node, Observation
 from labile_text.entities import normalize_name
 
 
+@attrs.frozen
+class UnitLink:
+    """An edge a unit asks for to another unit of the same observation.
+
+    The host writes it once both units are placed (added or merged), so an
+    extractor can state relations it reads off one turn (a turn comprises its
+    clauses; one clause triggers another) without knowing node ids.
+
+    Attributes:
+        predicate: The registered predicate (``realm.triggers`` …).
+        target: The ``key`` of the other unit of the same observation.
+        description: What the edge means, in words (expansion scores it).
+        weight: Confidence in [0, 1].
+    """
+
+    predicate: str
+    target: str
+    description: str
+    weight: float
+
+
 @attrs.define(kw_only=True)
 class Unit:
     """A candidate memory unit (one node to add, merge or skip).
@@ -35,6 +56,7 @@ class Unit:
         time_end: Inclusive end of the span, if any.
         sources: Observation ids the unit comes from.
         attrs: Kind-specific fields (``aliases``, ``participants``, ``subject``…).
+        links: Edges to other units of the same observation (`UnitLink`).
     """
 
     kind: str
@@ -47,6 +69,7 @@ class Unit:
     time_end: datetime | None = None
     sources: tuple[str, ...] = ()
     attrs: dict[str, Any] = attrs.field(factory=dict)
+    links: tuple[UnitLink, ...] = ()
 
     @property
     def embed_text(self) -> str:
