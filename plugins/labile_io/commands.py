@@ -273,10 +273,12 @@ def run_export(args: argparse.Namespace) -> int:
 
     with open_memory(args) as memory:
         if args.output:
+            lines = 0
             with open(args.output, "w", encoding="utf-8") as fh:
-                n = sum(1 for _ in (fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-                                    for r in export_records(memory, args.namespace)))
-            sys.stderr.write(f"wrote {n} lines to {args.output}\n")
+                for record in export_records(memory, args.namespace):
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    lines += 1
+            sys.stderr.write(f"wrote {lines} lines to {args.output}\n")
         else:
             for record in export_records(memory, args.namespace):
                 echo(json.dumps(record, ensure_ascii=False))

@@ -141,7 +141,8 @@ def test_global_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("labile ")
     with pytest.raises(SystemExit) as exc:
         main(["--log-level", "loud", "plugins"])
-    assert exc.value.code == 2 and "invalid choice: 'loud'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "invalid choice: 'loud'" in err and err.count("\n") == 1
     code, _, err = run(capsys, "add", "-n", "u", "/nonexistent/chat.jsonl")
     assert code == 2 and err == "error: /nonexistent/chat.jsonl: no such file\n"
     with pytest.raises(Exception, match="no such file"):
