@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import attrs
+
 from labile.plugin import InputError, Observation, add_memory_options, echo, open_memory
 
 __all__ = ["register_commands"]
@@ -158,9 +160,14 @@ def run_add(args: argparse.Namespace) -> int:
     with open_memory(args, create=True) as memory, \
             tqdm(total=total, unit="obs", file=sys.stderr, disable=None) as bar:
         try:
+            merged = args.namespace and len(conversations) > 1
             for conv in conversations:
                 namespace = str(args.namespace or conv.namespace)
-                for batch in _batches(conv.observations, args.batch_size):
+                observations = conv.observations
+                if merged:  # several conversations in one namespace: keep their ids apart
+                    observations = tuple(attrs.evolve(o, id=f"{conv.namespace}:{o.id}")
+                                         for o in observations)
+                for batch in _batches(observations, args.batch_size):
                     report = memory.add(batch, namespace=namespace)
                     totals["added"] += len(report.added)
                     totals["already stored"] += len(report.skipped_existing)
