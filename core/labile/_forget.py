@@ -121,23 +121,27 @@ def plan_forget(deps: Deps, namespace: str, ids: Collection[str]) -> ForgetPlan:
 def apply_forget(plan: ForgetPlan, handlers: Collection[ForgetHandler]) -> dict[str, Any]:
     """Run the handlers, then remove and rewrite, in one batch; returns the counts.
 
+    A rebuilt node that still holds a forgotten-only word is dropped instead.
+
     Raises:
-        ValueError: a handler rebuilt a node that is not affected or still
-            names a forgotten source.
+        ValueError: a handler rebuilt a node that is being dropped or does not
+            exist, or one that still names a forgotten source; nothing is written.
     """
     for handler in handlers:
         handler(plan)
     store, ns, gone = plan.deps.store, plan.namespace, plan.forgotten_ids
     old = dict(plan.affected)
     old.update((n.id, n) for n in store.get_nodes(ns, [i for i in plan.rebuilt if i not in old]))
-    rebuilt = {}
+    rebuilt, leaking = {}, set()
     for nid, node in plan.rebuilt.items():
         if nid in plan.drop_nodes or nid not in old or gone.intersection(node.sources):
             raise ValueError(f"forget handler rebuilt node {nid!r} wrongly: it must be a "
                              "surviving node, and name no forgotten source")
-        if not plan.leaks(_node_text(node)):
+        if plan.leaks(_node_text(node)):
+            leaking.add(nid)
+        else:
             rebuilt[nid] = node
-    dropped = plan.drop_nodes | (set(plan.affected) - set(rebuilt))
+    dropped = plan.drop_nodes | leaking | (set(plan.affected) - set(rebuilt))
     # A rebuilt node whose content changed is removed and written anew (content is
     # evidence: it never changes in place); its surviving edges are written back.
     renewed = {n for n, node in rebuilt.items() if node.content != old[n].content}

@@ -36,7 +36,7 @@ from labile._model import (
     utcnow,
 )
 from labile._page import Page, check_ids
-from labile._pipeline import build_pipeline
+from labile._pipeline import Pipeline, build_pipeline
 from labile._plugins import get_plugin_manager
 from labile._protocols import (
     Consolidator,
@@ -104,20 +104,8 @@ class Memory:
         self.registries = registries
         self.usage = UsageMeter()
         self.schema = Schema.from_registries(registries)
-        built = build_pipeline(config, registries, schema=self.schema, usage=self.usage,
-                               llm=llm, embedder=embedder, store=store)
-        self.embedder: Embedder = built.embedder
-        self.llm: LLMClient = built.llm
-        self.store: Store = built.store
-        self.deps = built.deps
-        #: Every built component by kind, bundle-declared pipeline kinds included.
-        self.components = built.components
-        self.extractor: Extractor = built.single("extractor")
-        self.seeders: list[tuple[str, Seeder]] = built.listed("seeder")
-        self.expanders: list[tuple[str, Expander]] = built.listed("expander")
-        self.filters: list[tuple[str, Filter]] = built.listed("filter")
-        self.reconsolidators: list[tuple[str, Reconsolidator]] = built.listed("reconsolidator")
-        self.consolidators: list[tuple[str, Consolidator]] = built.listed("consolidator")
+        self._adopt(build_pipeline(config, registries, schema=self.schema, usage=self.usage,
+                                   llm=llm, embedder=embedder, store=store))
         if unrecorded:
             record(config)
         self._closed = False
@@ -415,18 +403,23 @@ class Memory:
         """Build the components afresh over the same store, embedder and LLM client,
         as reopening would: components drop in-memory state about the store's
         data (after a forget, a purge, or an import written under them)."""
-        built = build_pipeline(self.config, self.registries, schema=self.schema,
-                               usage=self.usage, llm=self.llm, embedder=self.embedder,
-                               store=getattr(self.store, "inner", self.store))
+        self._adopt(build_pipeline(self.config, self.registries, schema=self.schema,
+                                   usage=self.usage, llm=self.llm, embedder=self.embedder,
+                                   store=getattr(self.store, "inner", self.store)))
+
+    def _adopt(self, built: Pipeline) -> None:
+        self.embedder: Embedder = built.embedder
+        self.llm: LLMClient = built.llm
+        self.store: Store = built.store
         self.deps = built.deps
-        self.store = built.store
+        #: Every built component by kind, bundle-declared pipeline kinds included.
         self.components = built.components
-        self.extractor = built.single("extractor")
-        self.seeders = built.listed("seeder")
-        self.expanders = built.listed("expander")
-        self.filters = built.listed("filter")
-        self.reconsolidators = built.listed("reconsolidator")
-        self.consolidators = built.listed("consolidator")
+        self.extractor: Extractor = built.single("extractor")
+        self.seeders: list[tuple[str, Seeder]] = built.listed("seeder")
+        self.expanders: list[tuple[str, Expander]] = built.listed("expander")
+        self.filters: list[tuple[str, Filter]] = built.listed("filter")
+        self.reconsolidators: list[tuple[str, Reconsolidator]] = built.listed("reconsolidator")
+        self.consolidators: list[tuple[str, Consolidator]] = built.listed("consolidator")
 
     # -- introspection ------------------------------------------------------
     def stats(self, namespace: str | None = None) -> dict[str, Any]:

@@ -108,8 +108,8 @@ def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
 def record(config: PipelineConfig) -> None:
     """Write the pipeline's record into its store directory (after the store was built)."""
     directory = store_dir(config)
-    if directory is None:
-        return
+    if directory is None or not directory.is_dir():
+        return  # the store keeps its data elsewhere: there is nothing to record into
     found = {"format": RECORD_FORMAT, "pipeline": _plain(config.to_table()),
              "shape": _plain(shape(config))}
     (directory / RECORD).write_text(json.dumps(found, indent=2), encoding="utf-8")

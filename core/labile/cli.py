@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from labile._commands import (
     RegisterCommand,
@@ -28,6 +28,13 @@ from labile._errors import LabileError
 
 if TYPE_CHECKING:
     import pluggy
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other CLI error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +59,7 @@ def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse
     """
     from labile._plugins import get_plugin_manager
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="labile",
         description="Long-term memory for LLM agents. Every command works offline on the "
                     "embedded default; results go to stdout, logs and progress to stderr.",
@@ -74,7 +81,7 @@ def main(
     from labile._logconfig import configure
 
     # Logging first: loading the plugins that fill the parser may already log.
-    early = argparse.ArgumentParser(add_help=False)
+    early = _Parser(prog="labile", add_help=False)
     _global_options(early)
     known, _ = early.parse_known_args(argv)  # exits with a usage error on a bad level
     configure(json=known.log_json, level="debug" if known.debug else known.log_level)

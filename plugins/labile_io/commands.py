@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import attrs
+
 from labile.plugin import InputError, Observation, add_memory_options, echo, open_memory
 
 __all__ = ["register_commands"]
@@ -158,9 +160,14 @@ def run_add(args: argparse.Namespace) -> int:
     with open_memory(args, create=True) as memory, \
             tqdm(total=total, unit="obs", file=sys.stderr, disable=None) as bar:
         try:
+            merged = args.namespace and len(conversations) > 1
             for conv in conversations:
                 namespace = str(args.namespace or conv.namespace)
-                for batch in _batches(conv.observations, args.batch_size):
+                observations = conv.observations
+                if merged:  # several conversations in one namespace: keep their ids apart
+                    observations = tuple(attrs.evolve(o, id=f"{conv.namespace}:{o.id}")
+                                         for o in observations)
+                for batch in _batches(observations, args.batch_size):
                     report = memory.add(batch, namespace=namespace)
                     totals["added"] += len(report.added)
                     totals["already stored"] += len(report.skipped_existing)
@@ -273,10 +280,12 @@ def run_export(args: argparse.Namespace) -> int:
 
     with open_memory(args) as memory:
         if args.output:
+            lines = 0
             with open(args.output, "w", encoding="utf-8") as fh:
-                n = sum(1 for _ in (fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-                                    for r in export_records(memory, args.namespace)))
-            sys.stderr.write(f"wrote {n} lines to {args.output}\n")
+                for record in export_records(memory, args.namespace):
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    lines += 1
+            sys.stderr.write(f"wrote {lines} lines to {args.output}\n")
         else:
             for record in export_records(memory, args.namespace):
                 echo(json.dumps(record, ensure_ascii=False))

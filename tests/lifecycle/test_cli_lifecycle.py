@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +142,29 @@ def test_global_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("labile ")
     with pytest.raises(SystemExit) as exc:
         main(["--log-level", "loud", "plugins"])
-    assert exc.value.code == 2 and "invalid choice: 'loud'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "invalid choice: 'loud'" in err and err.count("\n") == 1
     code, _, err = run(capsys, "add", "-n", "u", "/nonexistent/chat.jsonl")
     assert code == 2 and err == "error: /nonexistent/chat.jsonl: no such file\n"
     with pytest.raises(Exception, match="no such file"):
         main(["--debug", "add", "-n", "u", "/nonexistent/chat.jsonl"])
+
+
+def test_benchmark_files_go_one_namespace_per_conversation_or_all_into_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from labile_io.formats import ReadOptions, read_file
+
+    data = Path(__file__).resolve().parents[1] / "bench" / "data" / "locomo_tiny.json"
+    convs = read_file(data, None, ReadOptions(default_time=datetime.now(UTC), tz=UTC))
+    total = sum(len(c.observations) for c in convs)
+    cfg = tmp_path / "m.toml"
+    cfg.write_text(HASHING_BM25)
+    split, joined = str(tmp_path / "split"), str(tmp_path / "joined")
+    code, out, err = run(capsys, "add", "-c", str(cfg), "--path", split, str(data))
+    assert code == 0 and out.startswith(f"added {total},"), err
+    for conv in convs:
+        code, out, _ = run(capsys, "list", "--path", split, "-n", str(conv.namespace))
+        assert f"of {len(conv.observations)} from offset 0" in out
+    code, out, err = run(capsys, "add", "-c", str(cfg), "--path", joined, "-n", "all", str(data))
+    assert code == 0 and out.startswith(f"added {total},"), err  # no id collides

@@ -1,4 +1,4 @@
-"""Every TOML block in the docs is a valid config: `labile check` accepts it."""
+"""Every TOML block in the docs and the README is a valid config: `labile check` accepts it."""
 
 from __future__ import annotations
 
@@ -9,18 +9,21 @@ import pytest
 
 from labile.cli import main
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 BLOCK = re.compile(r"^```toml\n(.*?)^```", re.S | re.M)
 #: Packaging metadata (a plugin's pyproject.toml) is TOML but not a pipeline config.
 PACKAGING = re.compile(r"^\[(project|tool|build-system)\b", re.M)
-BLOCKS = [(f"{path.relative_to(DOCS)}#{i}", text)
-          for path in sorted(DOCS.rglob("*.md"))
+BLOCKS = [(f"{path.relative_to(ROOT)}#{i}", text)
+          for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
           for i, text in enumerate(BLOCK.findall(path.read_text(encoding="utf-8")), 1)
           if not PACKAGING.search(text)]
 
 
 def test_the_docs_have_toml_blocks() -> None:
-    assert any(name.startswith("configuration.md") for name, _ in BLOCKS)
+    names = [name for name, _ in BLOCKS]
+    assert any(n.startswith("docs/configuration.md") for n in names)
+    assert any(n.startswith("README.md") for n in names)
 
 
 @pytest.mark.parametrize(("name", "text"), BLOCKS, ids=[n for n, _ in BLOCKS])
