@@ -88,8 +88,9 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
     async def search_memory(
         query: Annotated[str, Field(description="What to look for, in natural language.")],
         k: Annotated[int, Field(description="How many memories to return.", ge=1)] = 5,
-        as_of: Annotated[str | None, Field(
-            description="Only what was known at this ISO 8601 time (default: now).")] = None,
+        as_of: Annotated[str | None, Field(description=(
+            "When the question is asked, ISO 8601 (default: now): phrases such as 'last "
+            "week' in the query are read from this moment."))] = None,
         namespace: Namespace = None,
     ) -> dict[str, Any]:
         ns = policy.namespace(namespace)
@@ -118,8 +119,9 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         "Remember chat turns (with optional role, ISO time and id) or a plain text. "
         "Re-sending a turn with the same id (or the same time, role and content) adds "
         f"nothing. Returns the ids added. {ns_help}"),
+        # Not idempotent as a whole: a turn sent without a time is dated now, afresh.
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                    idempotent_hint=True, open_world_hint=False))
+                                    idempotent_hint=False, open_world_hint=False))
     server.add_tool(search_memory, description=(
         "Search the memory. Returns up to k hits, best first: the remembered text, its "
         "date, how it was reached, and the source turns (id, role, time, text) it came "
