@@ -22,7 +22,7 @@ def realm() -> dict[str, Any]:
                       "decisions": "realm.write_decider.offline"},
         "retrieval": {
             "seed": [{"type": "realm.hybrid_match", "planner": "realm.seed_planner.offline",
-                      "max_seed_plans": 3, "anchor_boost": 0.05}],
+                      "max_seed_plans": 3, "anchor_boost": 0.05, "context_weight": 0.5}],
             "expand": [{"type": "realm.subgraph_beam",
                         "controller": "realm.sufficiency_controller.offline",
                         "policy": "realm.expansion_policy.offline"}],
