@@ -173,12 +173,12 @@ class RealmExtractor:
             state.session_span[key] = (min(lo, obs.timestamp), max(hi, obs.timestamp))
             extracted.append((obs, ex))
         units = [u for _, ex in extracted for u in ex.units]
-        vectors = self._embed([u.embed_text for u in units])
+        searchable = [u for u in units if u.searchable]
+        vector_of = {id(u): v for u, v in zip(
+            searchable, self._embed([u.embed_text for u in searchable]), strict=True)}
         known = {n.id for n in self.store.get_nodes(namespace, [unit_id(u) for u in units])}
-        i = 0
         for obs, ex in extracted:
-            vecs = vectors[i : i + len(ex.units)]
-            i += len(ex.units)
+            vecs = [vector_of.get(id(u)) for u in ex.units]
             self._integrate(namespace, obs, ex, vecs, state, batch, known)
         if self.config.episodes:
             self._episodes(namespace, sessions, state, batch)
@@ -223,7 +223,7 @@ class RealmExtractor:
         namespace: str,
         obs: Observation,
         ex: Extraction,
-        vectors: np.ndarray,
+        vectors: Sequence[np.ndarray | None],
         state: ConversationState,
         batch: WriteBatch,
         known: set[str],
@@ -277,23 +277,27 @@ class RealmExtractor:
         self,
         namespace: str,
         unit: Unit,
-        vec: np.ndarray,
+        vec: np.ndarray | None,
         state: ConversationState,
         batch: WriteBatch,
         known: set[str],
     ) -> tuple[Node | None, list[Candidate], Node | None]:
-        """Node decision and execution for one unit; returns (node, neighbourhood, superseded)."""
+        """Node decision and execution for one unit; returns (node, neighbourhood, superseded).
+
+        A unit without a vector (not ``searchable``) has no neighbourhood and is added.
+        """
         nid = unit_id(unit)
         if unit.kind != ENTITY and (nid in known or nid in batch.nodes):
             batch.counts["replayed"] += 1
             return None, [], None
         kinds = frozenset({ENTITY}) if unit.kind == ENTITY else frozenset({EVENT, FACT, EPISODE})
-        cands = self.neighbourhood.find(
+        cands = [] if vec is None else self.neighbourhood.find(
             namespace, vec, kinds=kinds, recent_ids=list(state.touched), pending=batch.nodes,
             exclude=frozenset({nid}),
         )
         try:
-            decision = self.decider.decide_node(unit, cands, state)
+            decision = NodeDecision(op="add", reason="reached through its turn") if vec is None \
+                else self.decider.decide_node(unit, cands, state)
         except LLMError as exc:
             batch.failures["node_decision"] += 1
             log.warning("realm_llm_rejected", operation="node_decision", unit=unit.key,
@@ -330,7 +334,7 @@ class RealmExtractor:
         self,
         namespace: str,
         unit: Unit,
-        vec: np.ndarray,
+        vec: np.ndarray | None,
         nid: str,
         decision: NodeDecision,
         cands: list[Candidate],
