@@ -3,7 +3,10 @@
 For each observation o_t (in order): extract candidate units with the running
 summary and the recent context; for each unit, find its neighbourhood
 (similar ∪ recent), decide add / modify / skip, then decide the edges between
-the resulting node and its neighbours. Which implementation makes each
+the resulting node and its neighbours, and write the links the units of one
+turn ask for among themselves (`labile_realm.construct.units.UnitLink`: a
+turn comprises its cause and effect clauses, which are linked causally).
+Which implementation makes each
 decision is a component named in the options: ``units`` (a
 ``realm.unit_extractor``) and ``decisions`` (a ``realm.write_decider``); the
 bundled ones are ``….offline`` and ``….llm`` (``"offline"`` and ``"llm"``
@@ -82,7 +85,8 @@ class RealmConstructConfig:
         similar_k: Size of the similarity part of a unit's neighbourhood.
         recent_k: Size of the recency part of a unit's neighbourhood.
         structural_edges: Write the bookkeeping edges (episode ``comprises``
-            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``).
+            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``
+            of a fact slot, episode ``summarizes`` its highlighted turns).
         episodes: Keep one episode node per session.
         max_entity_sources: Cap on the observation ids an entity keeps.
         summary_words: Word budget of the running conversation summary.
