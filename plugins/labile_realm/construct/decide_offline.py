@@ -8,7 +8,10 @@ replayed import), otherwise add. When in doubt the rule is *add*: a wrong
 merge loses information, a redundant node costs little.
 
 Edge decision: ``correlates`` between similar event/fact nodes of different
-sessions, above a similarity threshold and under a degree cap.
+sessions that also share subject words, above a similarity threshold and
+under a degree cap; then the relations the text states between the node and
+its neighbours (`labile_realm.construct.relations`: ``supersedes`` of plans,
+``instantiates``, ``implies``, ``contradicts``, ``analogous_to``).
 
 Structural edges (written in both the offline and the LLM mode, because they
 are bookkeeping rather than judgement): the session episode ``comprises`` each

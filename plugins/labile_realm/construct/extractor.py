@@ -3,7 +3,10 @@
 For each observation o_t (in order): extract candidate units with the running
 summary and the recent context; for each unit, find its neighbourhood
 (similar ∪ recent), decide add / modify / skip, then decide the edges between
-the resulting node and its neighbours. Which implementation makes each
+the resulting node and its neighbours, and write the links the units of one
+turn ask for among themselves (`labile_realm.construct.units.UnitLink`: a
+turn comprises its cause and effect clauses, which are linked causally).
+Which implementation makes each
 decision is a component named in the options: ``units`` (a
 ``realm.unit_extractor``) and ``decisions`` (a ``realm.write_decider``); the
 bundled ones are ``….offline`` and ``….llm`` (``"offline"`` and ``"llm"``
@@ -82,7 +85,8 @@ class RealmConstructConfig:
         similar_k: Size of the similarity part of a unit's neighbourhood.
         recent_k: Size of the recency part of a unit's neighbourhood.
         structural_edges: Write the bookkeeping edges (episode ``comprises``
-            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``).
+            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``
+            of a fact slot, episode ``summarizes`` its highlighted turns).
         episodes: Keep one episode node per session.
         max_entity_sources: Cap on the observation ids an entity keeps.
         summary_words: Word budget of the running conversation summary.
@@ -173,12 +177,12 @@ class RealmExtractor:
             state.session_span[key] = (min(lo, obs.timestamp), max(hi, obs.timestamp))
             extracted.append((obs, ex))
         units = [u for _, ex in extracted for u in ex.units]
-        vectors = self._embed([u.embed_text for u in units])
+        searchable = [u for u in units if u.searchable]
+        vector_of = {id(u): v for u, v in zip(
+            searchable, self._embed([u.embed_text for u in searchable]), strict=True)}
         known = {n.id for n in self.store.get_nodes(namespace, [unit_id(u) for u in units])}
-        i = 0
         for obs, ex in extracted:
-            vecs = vectors[i : i + len(ex.units)]
-            i += len(ex.units)
+            vecs = [vector_of.get(id(u)) for u in ex.units]
             self._integrate(namespace, obs, ex, vecs, state, batch, known)
         if self.config.episodes:
             self._episodes(namespace, sessions, state, batch)
@@ -223,7 +227,7 @@ class RealmExtractor:
         namespace: str,
         obs: Observation,
         ex: Extraction,
-        vectors: np.ndarray,
+        vectors: Sequence[np.ndarray | None],
         state: ConversationState,
         batch: WriteBatch,
         known: set[str],
@@ -277,23 +281,27 @@ class RealmExtractor:
         self,
         namespace: str,
         unit: Unit,
-        vec: np.ndarray,
+        vec: np.ndarray | None,
         state: ConversationState,
         batch: WriteBatch,
         known: set[str],
     ) -> tuple[Node | None, list[Candidate], Node | None]:
-        """Node decision and execution for one unit; returns (node, neighbourhood, superseded)."""
+        """Node decision and execution for one unit; returns (node, neighbourhood, superseded).
+
+        A unit without a vector (not ``searchable``) has no neighbourhood and is added.
+        """
         nid = unit_id(unit)
         if unit.kind != ENTITY and (nid in known or nid in batch.nodes):
             batch.counts["replayed"] += 1
             return None, [], None
         kinds = frozenset({ENTITY}) if unit.kind == ENTITY else frozenset({EVENT, FACT, EPISODE})
-        cands = self.neighbourhood.find(
+        cands = [] if vec is None else self.neighbourhood.find(
             namespace, vec, kinds=kinds, recent_ids=list(state.touched), pending=batch.nodes,
             exclude=frozenset({nid}),
         )
         try:
-            decision = self.decider.decide_node(unit, cands, state)
+            decision = NodeDecision(op="add", reason="reached through its turn") if vec is None \
+                else self.decider.decide_node(unit, cands, state)
         except LLMError as exc:
             batch.failures["node_decision"] += 1
             log.warning("realm_llm_rejected", operation="node_decision", unit=unit.key,
@@ -330,7 +338,7 @@ class RealmExtractor:
         self,
         namespace: str,
         unit: Unit,
-        vec: np.ndarray,
+        vec: np.ndarray | None,
         nid: str,
         decision: NodeDecision,
         cands: list[Candidate],

@@ -57,6 +57,9 @@ class Unit:
         sources: Observation ids the unit comes from.
         attrs: Kind-specific fields (``aliases``, ``participants``, ``subject``…).
         links: Edges to other units of the same observation (`UnitLink`).
+        searchable: Whether the node gets an embedding (and a neighbourhood). A
+            unit that is only a part of its turn (a cause or effect clause) is
+            not: it is reached through the turn's edges, never seeded alone.
     """
 
     kind: str
@@ -70,6 +73,7 @@ class Unit:
     sources: tuple[str, ...] = ()
     attrs: dict[str, Any] = attrs.field(factory=dict)
     links: tuple[UnitLink, ...] = ()
+    searchable: bool = True
 
     @property
     def embed_text(self) -> str:
