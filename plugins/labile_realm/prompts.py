@@ -146,9 +146,10 @@ NODE_SCHEMA: Final[dict[str, Any]] = {
         "operation": {"enum": ["add", "modify", "skip"]},
         "target": {"type": ["integer", "null"], "minimum": 1},
         "description": {"type": "string", "maxLength": 1200},
-        "keywords": {"type": "array", "items": _STR, "maxItems": 8},
+        # short keywords and reason: SmolLM2 ran a node decision to 512 tokens
+        "keywords": {"type": "array", "items": _SHORT, "maxItems": 8},
         "related": _IDS,
-        "reason": {"type": "string", "maxLength": 400},
+        "reason": {"type": "string", "maxLength": 200},
     },
 }
 

@@ -151,3 +151,12 @@ def test_every_prompt_schema_compiles_to_a_grammar_llama_cpp_accepts() -> None:
     assert cache.unsupported == 0
     # and the grammar of "no candidates" can only say []
     assert '"[]"' in json_schema_to_gbnf(json.dumps(prompts.node_schema(0)))
+
+
+def test_node_decision_bounds_its_free_text_so_a_loop_ends_early() -> None:
+    """SmolLM2 ran a node decision to max_tokens=512: keywords and reason are short now."""
+    props = prompts.node_schema(3)["properties"]
+    assert props["keywords"]["items"]["maxLength"] <= 80
+    assert props["reason"]["maxLength"] <= 200
+    assert validate({"operation": "add", "related": [], "keywords": ["x" * 81]},
+                    prompts.node_schema(0)) != []
