@@ -426,7 +426,7 @@ EXPANSION_SCHEMA: Final[dict[str, Any]] = {
                             "additionalProperties": False,
                             "properties": {
                                 "layer": {"enum": _LAYERS},
-                                "predicate": _STR,
+                                "predicate": _SHORT,
                                 "direction": {"enum": ["forward", "backward", "both"]},
                             },
                         },
@@ -465,7 +465,8 @@ EXPANSION_SCHEMA: Final[dict[str, Any]] = {
                         ]
                     },
                     "conflict_inhibit": {"type": "boolean"},
-                    "reasoning": {"type": "string", "maxLength": 600},
+                    # short: SmolLM2 ran an expansion plan to 512 tokens inside it
+                    "reasoning": {"type": "string", "maxLength": 200},
                 },
             },
         }

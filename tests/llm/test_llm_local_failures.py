@@ -160,3 +160,5 @@ def test_node_decision_bounds_its_free_text_so_a_loop_ends_early() -> None:
     assert props["reason"]["maxLength"] <= 200
     assert validate({"operation": "add", "related": [], "keywords": ["x" * 81]},
                     prompts.node_schema(0)) != []
+    action = prompts.expansion_schema(2)["properties"]["actions"]["items"]["properties"]
+    assert action["reasoning"]["maxLength"] <= 200
