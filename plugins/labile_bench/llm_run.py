@@ -214,8 +214,9 @@ def _ask(
             _answer(evaluator, memory, conv, q, result, row, qa_rows)
         run.questions.append(row)
         rows.append(row)
-        if log_fh is not None:
+        if log_fh is not None:  # flushed: a long run stopped midway keeps its questions
             log_fh.write(json.dumps(row, default=str) + "\n")
+            log_fh.flush()
     out: dict[str, Any] = {"retrieval": _means(scorer, ks), "n": len(rows),
                            "stages": stage_totals(rows)}
     if qa_rows:

@@ -29,6 +29,8 @@ _STRS = {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxIte
 # matter to grammar-constrained small models, which loop inside a string until its
 # limit (SmolLM2 filled a name with a list of invented people up to the limit).
 _SHORT = {"type": "string", "maxLength": 80}
+#: A unit's time: "none", a date, or a date range (what `extract_llm.parse_time` reads).
+TIME_PATTERN: Final = r"^(none|[0-9]{4}-[0-9]{2}-[0-9]{2}( to [0-9]{4}-[0-9]{2}-[0-9]{2})?)$"
 _SHORTS = {"type": "array", "items": _SHORT, "maxItems": 6}
 _IDS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": 50}
 _KINDS = ["entity", "event", "episode", "fact"]
@@ -78,7 +80,8 @@ EXTRACT_SCHEMA: Final[dict[str, Any]] = {
                     "participants": _SHORTS,
                     "statement": _STR,
                     "keywords": {"type": "array", "items": _SHORT, "maxItems": 3},
-                    "time": {"type": "string", "maxLength": 40},
+                    # a pattern, so a grammar-constrained model cannot write "][" (SmolLM2 did)
+                    "time": {"type": "string", "maxLength": 40, "pattern": TIME_PATTERN},
                 },
             },
         },
@@ -143,9 +146,10 @@ NODE_SCHEMA: Final[dict[str, Any]] = {
         "operation": {"enum": ["add", "modify", "skip"]},
         "target": {"type": ["integer", "null"], "minimum": 1},
         "description": {"type": "string", "maxLength": 1200},
-        "keywords": {"type": "array", "items": _STR, "maxItems": 8},
+        # short keywords and reason: SmolLM2 ran a node decision to 512 tokens
+        "keywords": {"type": "array", "items": _SHORT, "maxItems": 8},
         "related": _IDS,
-        "reason": {"type": "string", "maxLength": 400},
+        "reason": {"type": "string", "maxLength": 200},
     },
 }
 
@@ -353,6 +357,25 @@ SUFFICIENCY_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+def _shown_ids(shown: int, max_items: int) -> dict[str, Any]:
+    """An id list limited to the ``shown`` ids 1..shown (``const []`` when none is shown)."""
+    ids = list(range(1, shown + 1))
+    return ({"type": "array", "items": {"enum": ids}, "maxItems": min(max_items, shown)}
+            if ids else {"const": []})
+
+
+def sufficiency_schema(shown: int) -> dict[str, Any]:
+    """`SUFFICIENCY_SCHEMA` narrowed to the ``shown`` node ids, like `node_schema`.
+
+    SmolLM2-135M named node 2 with one node shown; the whole reply was rejected
+    and the round fell back to the offline controller.
+    """
+    schema: dict[str, Any] = json.loads(json.dumps(SUFFICIENCY_SCHEMA))
+    schema["properties"]["nodes_to_expand"] = _shown_ids(shown, 5)
+    schema["properties"]["nodes_to_skip"] = _shown_ids(shown, 50)
+    return schema
+
+
 def sufficiency_prompt(question: str, nodes: Sequence[tuple[int, Node, bool]]) -> str:
     """Ask whether the shown nodes answer the question, else which to expand."""
     lines = "\n".join(
@@ -403,7 +426,7 @@ EXPANSION_SCHEMA: Final[dict[str, Any]] = {
                             "additionalProperties": False,
                             "properties": {
                                 "layer": {"enum": _LAYERS},
-                                "predicate": _STR,
+                                "predicate": _SHORT,
                                 "direction": {"enum": ["forward", "backward", "both"]},
                             },
                         },
@@ -442,12 +465,21 @@ EXPANSION_SCHEMA: Final[dict[str, Any]] = {
                         ]
                     },
                     "conflict_inhibit": {"type": "boolean"},
-                    "reasoning": {"type": "string", "maxLength": 600},
+                    # short: SmolLM2 ran an expansion plan to 512 tokens inside it
+                    "reasoning": {"type": "string", "maxLength": 200},
                 },
             },
         }
     },
 }
+
+
+def expansion_schema(shown: int) -> dict[str, Any]:
+    """`EXPANSION_SCHEMA` with ``seed_id`` limited to the ``shown`` node ids."""
+    schema: dict[str, Any] = json.loads(json.dumps(EXPANSION_SCHEMA))
+    item = schema["properties"]["actions"]["items"]["properties"]
+    item["seed_id"] = {"enum": list(range(1, shown + 1)) or [1]}
+    return schema
 
 
 def expansion_prompt(question: str, frontier: Sequence[tuple[int, Node]]) -> str:

@@ -60,10 +60,43 @@ def test_edge_schema_without_existing_edges_offers_only_add_and_no_change() -> N
 
 
 def test_narrowed_schemas_keep_the_static_ones_untouched() -> None:
-    before = json.dumps([prompts.NODE_SCHEMA, prompts.EDGE_SCHEMA], sort_keys=True)
+    static = [prompts.NODE_SCHEMA, prompts.EDGE_SCHEMA, prompts.SUFFICIENCY_SCHEMA,
+              prompts.EXPANSION_SCHEMA]
+    before = json.dumps(static, sort_keys=True)
     prompts.node_schema(0)
     prompts.edge_schema(5)
-    assert json.dumps([prompts.NODE_SCHEMA, prompts.EDGE_SCHEMA], sort_keys=True) == before
+    prompts.sufficiency_schema(2)
+    prompts.expansion_schema(3)
+    assert json.dumps(static, sort_keys=True) == before
+
+
+@pytest.mark.parametrize(("shown", "reply", "ok"), [
+    (1, {"is_enough": False, "nodes_to_expand": [2]}, False),  # SmolLM2 named node 2 of 1
+    (1, {"is_enough": False, "nodes_to_expand": [1]}, True),
+    (0, {"is_enough": True, "nodes_to_expand": []}, True),
+    (3, {"is_enough": False, "nodes_to_expand": [1], "nodes_to_skip": [4]}, False),
+])
+def test_sufficiency_schema_admits_only_the_ids_shown(shown: int, reply: dict[str, Any],
+                                                      ok: bool) -> None:
+    assert (validate(reply, prompts.sufficiency_schema(shown)) == []) is ok
+
+
+def test_expansion_schema_admits_only_the_seeds_shown() -> None:
+    action = {"seed_id": 3, "expansion_mode": "semantic", "layer_predicate_include": [],
+              "score_threshold": 0.5, "conflict_inhibit": False, "reasoning": "r"}
+    assert any("seed_id" in p for p in
+               validate({"actions": [action]}, prompts.expansion_schema(2)))
+
+
+def test_a_unit_time_is_constrained_to_what_the_extractor_reads() -> None:
+    """SmolLM2 wrote "][" as a time; the grammar's pattern now admits only these shapes."""
+    import re
+
+    pattern = re.compile(prompts.TIME_PATTERN)
+    for good in ("none", "2023-05-07", "2023-05-01 to 2023-05-07"):
+        assert pattern.match(good)
+    for bad in ("][", "yesterday", "2023-05-07 to", ""):
+        assert not pattern.match(bad)
 
 
 def test_invented_id_reply_is_rejected_through_the_client() -> None:
@@ -110,10 +143,22 @@ def test_every_prompt_schema_compiles_to_a_grammar_llama_cpp_accepts() -> None:
     cache = GrammarCache(llama_cpp.llama_grammar, check=model.grammar_check)
     schemas = [getattr(m, n) for m in (prompts, allmem) for n in dir(m) if n.endswith("_SCHEMA")]
     schemas += [ANSWER_SCHEMA, JUDGE_SCHEMA, prompts.node_schema(0), prompts.node_schema(7),
-                prompts.edge_schema(0), prompts.edge_schema(7)]
+                prompts.edge_schema(0), prompts.edge_schema(7), prompts.sufficiency_schema(0),
+                prompts.sufficiency_schema(3), prompts.expansion_schema(4)]
     assert len(schemas) >= 16
     for schema in schemas:
         assert cache.for_schema(schema) is not None, schema
     assert cache.unsupported == 0
     # and the grammar of "no candidates" can only say []
     assert '"[]"' in json_schema_to_gbnf(json.dumps(prompts.node_schema(0)))
+
+
+def test_node_decision_bounds_its_free_text_so_a_loop_ends_early() -> None:
+    """SmolLM2 ran a node decision to max_tokens=512: keywords and reason are short now."""
+    props = prompts.node_schema(3)["properties"]
+    assert props["keywords"]["items"]["maxLength"] <= 80
+    assert props["reason"]["maxLength"] <= 200
+    assert validate({"operation": "add", "related": [], "keywords": ["x" * 81]},
+                    prompts.node_schema(0)) != []
+    action = prompts.expansion_schema(2)["properties"]["actions"]["items"]["properties"]
+    assert action["reasoning"]["maxLength"] <= 200

@@ -102,19 +102,6 @@ def test_reply_predicate_refuses_unknown_names_and_wrong_layers(text: str) -> No
         reply_predicate(text)
 
 
-def test_a_unit_without_candidates_is_added_without_a_call() -> None:
-    from labile_realm.construct.decide_llm import LLMDecider
-    from labile_realm.construct.units import Unit
-    from labile_realm.schema import EVENT
-
-    llm = ScriptedLLM(replies=[])  # any call would fail: nothing is scripted
-    unit = Unit(kind=EVENT, key="e|D1:1|0", name="run", content="I ran.", description="ran",
-                keywords=(), time_start=None, time_end=None, sources=("D1:1",), attrs={})
-    decision = LLMDecider(llm).decide_node(unit, [], ConversationState())
-    assert (decision.op, decision.target, decision.related) == ("add", None, ())
-    assert llm.calls == []
-
-
 def test_realm_prompts_lose_their_schema_text_under_a_grammar() -> None:
     """Every REALM prompt ends with its schema on one line, which a grammar makes redundant."""
     from labile_llm.json_completion import SCHEMA_ENFORCED_TAIL, strip_schema_text

@@ -51,16 +51,8 @@ class LLMDecider:
     def decide_node(
         self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
     ) -> NodeDecision:
-        """Add, modify or skip ``unit`` (raises `LLMOutputError` on an invalid reply).
-
-        With no candidate there is nothing to decide: "modify" and "skip"
-        need a target and "related" a candidate, so the unit is added without
-        asking (the call would only have refined its wording).
-        """
+        """Add, modify or skip ``unit`` (raises `LLMOutputError` on an invalid reply)."""
         del state
-        if not candidates:
-            return NodeDecision(op="add", target=None, related=(), description=None,
-                                keywords=None, reason="no candidates: added without a call")
         ids = IdMap(c.node.id for c in candidates)
         prompt = prompts.node_decision_prompt(
             unit_text(unit),

@@ -138,7 +138,7 @@ class LLMExpansionPolicy:
         ids = IdMap(n.id for n in nodes)
         prompt = prompts.expansion_prompt(query.text, [(ids.short(n.id), n) for n in nodes])
         try:
-            reply = self.llm.complete_json(prompt, prompts.EXPANSION_SCHEMA,
+            reply = self.llm.complete_json(prompt, prompts.expansion_schema(len(ids)),
                                            operation="realm.expansion", system=prompts.SYSTEM)
             out = {}
             for raw in reply["actions"]:

@@ -112,7 +112,7 @@ class LLMController:
             (ids.short(h.node.id), h.node, h.node.id in expanded) for h in ranked
         ])
         try:
-            reply = self.llm.complete_json(prompt, prompts.SUFFICIENCY_SCHEMA,
+            reply = self.llm.complete_json(prompt, prompts.sufficiency_schema(len(ids)),
                                            operation="realm.sufficiency", system=prompts.SYSTEM)
             chosen = tuple(dict.fromkeys(ids.real(i) for i in reply["nodes_to_expand"]))
         except LLMError as exc:
