@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["CANDIDATES", "Candidate", "CandidateRow", "format_table", "measure_candidates",
-           "pick_candidates"]
+           "memory_mb", "pick_candidates"]
 
 #: Queries answered before timing starts (first-use costs are the build's, not a query's).
 _WARMUP: Final = 2
@@ -112,11 +112,13 @@ class CandidateRow:
     rss_mb: float
 
 
-def _rss_mb() -> float:
+def memory_mb(field: str = "VmRSS") -> float:
+    """A memory figure of this process from ``/proc/self/status`` in MB (``VmRSS``: now,
+    ``VmHWM``: peak); NaN where there is no such file."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -235,7 +237,7 @@ def measure_candidates(store: Any, namespace: str, queries: NDArray[np.float32],
         yield CandidateRow(cand.name, round(float(np.percentile(ms, 50)), 3),
                            round(float(np.percentile(ms, 95)), 3),
                            round(float(np.median(cpu)) * 1000, 3), round(recall, 4),
-                           round(build_s, 2), round(mem_mb, 2), disk_mb, round(_rss_mb()))
+                           round(build_s, 2), round(mem_mb, 2), disk_mb, round(memory_mb()))
 
 
 def format_table(rows: list[CandidateRow], exact_p50: float) -> str:

@@ -5,9 +5,11 @@ minus the namespace's mean vector (centring spreads the bits: raw sentence
 embeddings share a direction, so their signs would mostly agree). Two vectors
 whose codes differ in few bits point in similar directions, so the nodes
 nearest to a query in Hamming distance contain, with high probability, its
-nearest neighbours by cosine; the caller re-ranks those few candidates with
-their full float vectors, so the scores it returns are exact and only the
-candidate set is approximate.
+nearest neighbours by cosine. Those are narrowed further by scoring the float
+query against their bits (asymmetric scoring, which keeps the query's
+magnitudes), and the caller re-ranks the survivors with their full float
+vectors, so the scores it returns are exact and only the candidate set is
+approximate.
 
 A 384-d vector becomes six 64-bit words (48 bytes instead of 1,536). The codes
 are stored column-major (one array per word, indexed by slot), so the distance
@@ -29,10 +31,15 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["BinaryCodes"]
+__all__ = ["WIDEN", "BinaryCodes"]
 
 #: Rows normalised and packed per step when codes are built (bounds the temporary memory).
 _BUILD_CHUNK: Final = 8192
+
+#: `BinaryCodes.nearest` takes this many times the wanted count by Hamming distance
+#: before the asymmetric step picks among them (on LoCoMo's MiniLM vectors, 4x
+#: loses nothing against scoring every node asymmetrically).
+WIDEN: Final = 4
 
 #: Slots per block of the distance loop (its temporaries, ~300 KB, stay in cache).
 _BLOCK: Final = 32768
@@ -128,8 +135,42 @@ class BinaryCodes:
                 np.add(out, b, out=out)
         return acc
 
+    def asymmetric_scores(self, q: NDArray[np.float32],
+                          slots: NDArray[np.intp]) -> NDArray[np.float32]:
+        """``bits(slot) · (q - mean)`` for each of ``slots``: the float query against codes.
+
+        Ranks like ``sign(x - mean) · (q - mean)`` (the ±1 form differs by a
+        constant), which keeps the query's magnitudes that Hamming distance
+        throws away; on MiniLM sentence embeddings it recovers most of the
+        recall a 1-bit Hamming ranking loses.
+        """
+        packed = np.ascontiguousarray(self._cols[:, slots].T).view(np.uint8)
+        bits = np.unpackbits(packed, axis=1)[:, : self.dim].astype(np.float32)
+        # einsum, not `@`: a BLAS call right after non-BLAS work wakes OpenBLAS's
+        # threads, whose spinning costs more CPU than this small product (0.4 vs 7 ms
+        # process time for 1,600 slots on the shared 2-core box).
+        scores: NDArray[np.float32] = np.einsum("ij,j->i", bits, q - self.mean)
+        return scores
+
     def nearest(self, q: NDArray[np.float32], candidates: NDArray[np.bool_],
                 count: int) -> NDArray[np.intp]:
+        """The ``count`` slots among ``candidates`` most likely nearest to ``q``.
+
+        Two steps: the `WIDEN` x ``count`` nearest in Hamming distance
+        (`hamming_nearest`), then the ``count`` best of those by
+        `asymmetric_scores` (ties: lower slot first). Returns ascending slots;
+        all candidates when there are at most ``count``.
+        """
+        wide = self.hamming_nearest(q, candidates, count * WIDEN)
+        if len(wide) <= count:
+            return wide
+        scores = self.asymmetric_scores(q, wide)
+        keep = np.argsort(-scores, kind="stable")[:count]
+        best: NDArray[np.intp] = np.sort(wide[keep])
+        return best
+
+    def hamming_nearest(self, q: NDArray[np.float32], candidates: NDArray[np.bool_],
+                        count: int) -> NDArray[np.intp]:
         """The ``count`` slots among ``candidates`` closest to ``q`` in Hamming distance.
 
         ``candidates`` is a mask over slots ``0..len-1``. Ties at the cut-off

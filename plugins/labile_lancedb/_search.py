@@ -11,13 +11,12 @@ a search never pays for other namespaces' data:
   most `EXACT_CANDIDATES`), so small memories get exact results.
 * **quantized**: a Hamming scan of the binary codes
   (`labile_lancedb._quantized`) picks `rerank_count` candidates, which are
-  re-scored exactly with their float vectors.
-  Several times faster than the float scan past ~20k vectors at recall@10 of
-  0.99 on latent-structured data; new rows are searchable at once. ``auto``
-  uses it in larger namespaces.
-* **ann**: LanceDB's IVF_RQ index, only when asked for (``mode="ann"``): it
-  is slower than the quantized scan at every size measured (see
-  ``docs/store.md``).
+  re-scored exactly with their float vectors. At 100k vectors it costs about
+  an eighth of the float scan at recall@10 0.99 on latent-structured data;
+  new rows are searchable at once. ``auto`` uses it in larger namespaces.
+* **ann**: LanceDB's IVF_RQ index, only when asked for (``mode="ann"``): at
+  30k and 100k vectors it costs several times the quantized scan's CPU time
+  (``labile bench scale``; see ``docs/store.md``).
 
 Full-text search always runs in LanceDB (BM25 over ``search_text``). Searches
 that run inside LanceDB cannot see the transaction's in-memory write buffer, so
@@ -70,16 +69,17 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
     """
     n = len(table)
     cand = table.has_emb[:n].copy() if where is None else table.mask(where) & table.has_emb[:n]
+    n_cand = int(cand.sum())
     config = tables.config
     if mode == "ann" and tables.has_ann_index():
         # A filter that keeps every embedded node need not reach LanceDB (a
         # prefilter costs a pass over the table).
-        needed = where if int(cand.sum()) < table.embedded_count else None
+        needed = where if n_cand < table.embedded_count else None
         flush()
         return ann_search(tables, namespace, table, q, k, needed)
     if mode == "quantized" or (
         mode == "auto" and n > config.ann_threshold
-        and int(cand.sum()) > min(EXACT_CANDIDATES, config.ann_threshold)
+        and n_cand > min(EXACT_CANDIDATES, config.ann_threshold)
     ):
         if mode == "auto":  # the quantized scan serves this namespace: free the matrix
             table.drop_matrix()

@@ -34,6 +34,7 @@ from labile_lancedb._bench_candidates import (
     CandidateRow,
     format_table,
     measure_candidates,
+    memory_mb,
 )
 
 log = structlog.get_logger(__name__)
@@ -56,14 +57,7 @@ def _vectors(rng: np.random.Generator, proj: NDArray[np.float32], n: int,
 
 
 def _peak_rss_mb() -> float:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    return memory_mb("VmHWM")
 
 
 def _lat(row: CandidateRow | None) -> dict[str, float] | None:

@@ -45,7 +45,7 @@ def _hamming(codes: BinaryCodes, a: NDArray[np.float32], b: NDArray[np.float32])
 def test_nearest_is_the_hamming_top_count_among_the_candidates(
     n: int, dim: int, count: int, keep: float, seed: int, small: bool
 ) -> None:
-    """`BinaryCodes.nearest` returns exactly min(count, #candidates) ascending slots, all of
+    """`BinaryCodes.hamming_nearest` returns exactly min(count, #candidates) ascending slots, all of
     them candidates, and no candidate left out is closer in Hamming distance than one
     taken (ties at the cut go to the lower slots); `distances` equals popcount(XOR).
     ``small`` shrinks the distance loop's blocks and the size from which the selection
@@ -58,7 +58,7 @@ def test_nearest_is_the_hamming_top_count_among_the_candidates(
     with (patch.object(_quantized, "_BLOCK", 7 if small else _quantized._BLOCK),
           patch.object(_quantized, "_SAMPLE_FROM", 1 if small else _quantized._SAMPLE_FROM),
           patch.object(_quantized, "_SAMPLE_STEP", 3 if small else _quantized._SAMPLE_STEP)):
-        got = codes.nearest(q, mask, count)
+        got = codes.hamming_nearest(q, mask, count)
         dist = codes.distances(q, n)
     assert [int(d) for d in dist[:5]] == [_hamming(codes, q, v) for v in vecs[:5]]
     assert len(got) == min(count, int(mask.sum()))
@@ -72,6 +72,33 @@ def test_nearest_is_the_hamming_top_count_among_the_candidates(
         tied_taken = got[dist[got] == worst_taken]
         if len(tied_left):
             assert tied_taken.max() < tied_left.min()
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 200), dim=st.integers(1, 130), count=st.integers(1, 40),
+       keep=st.floats(0.0, 1.0), seed=st.integers(0, 2**16))
+def test_nearest_is_the_asymmetric_best_of_the_widened_hamming_set(
+    n: int, dim: int, count: int, keep: float, seed: int
+) -> None:
+    """`BinaryCodes.nearest` returns min(count, #candidates) ascending candidate slots: the
+    ``count`` best by `asymmetric_scores` among the ``WIDEN * count`` Hamming-nearest, and
+    the asymmetric score of a slot is its code's bits (0/1, in dimension order) dotted
+    with ``q - mean``."""
+    rng = np.random.default_rng(seed)
+    vecs = rvec(rng, n, dim)
+    codes = _codes_of(vecs)
+    q = rvec(rng, 1, dim)[0]
+    mask = rng.random(n) < keep
+    got = codes.nearest(q, mask, count)
+    wide = codes.hamming_nearest(q, mask, count * _quantized.WIDEN)
+    assert len(got) == min(count, int(mask.sum()))
+    assert np.all(np.diff(got) > 0) and set(got.tolist()) <= set(wide.tolist())
+    expected = ((vecs[wide] - codes.mean) > 0).astype(np.float32) @ (q - codes.mean)
+    np.testing.assert_allclose(codes.asymmetric_scores(q, wide), expected, rtol=1e-5,
+                               atol=1e-5)
+    left = np.setdiff1d(wide, got)
+    if len(got) and len(left):
+        assert expected[np.isin(wide, got)].min() >= expected[np.isin(wide, left)].max() - 1e-5
 
 
 def test_a_vector_is_nearest_to_itself_and_padding_bits_never_count() -> None:
