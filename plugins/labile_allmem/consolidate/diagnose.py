@@ -126,9 +126,9 @@ class OfflineDiagnosisConfig:
 
     merge_cosine: float = attrs.field(default=0.9, validator=[ge(-1.0), le(1.0)])
     merge_overlap: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
-    restate_cosine: float = attrs.field(default=0.6, validator=[ge(-1.0), le(1.0)])
+    restate_cosine: float = attrs.field(default=0.5, validator=[ge(-1.0), le(1.0)])
     generic_share: float = attrs.field(default=0.04, validator=[ge(0.0), le(1.0)])
-    update_cosine: float = attrs.field(default=0.55, validator=[ge(-1.0), le(1.0)])
+    update_cosine: float = attrs.field(default=0.45, validator=[ge(-1.0), le(1.0)])
     same_speaker: bool = True
     split_similarity: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     split_min_words: int = attrs.field(default=12, validator=ge(1))

@@ -168,7 +168,7 @@ def restatement(a: UnitProfile, b: UnitProfile, cos: float,
     Both must say something about the speaker (a first-person statement
     each: compliments and reactions to the listener do not count), use the same
     numbers and polarity, not date what they say on disjoint days, and share
-    their subject: a Jaccard of at least 0.25 between the terms of their
+    their subject: a Jaccard of at least 0.2 between the terms of their
     first-person statements, and two shared topic terms or one that is not
     ``generic`` (common across the namespace). A plan in one and the report
     of it in the other make a revision, not a restatement. ``cos`` is the
@@ -192,7 +192,7 @@ def restatement(a: UnitProfile, b: UnitProfile, cos: float,
     overlap = jaccard(sa, sb) if sa and sb else 0.0
     shared = a.topic & b.topic
     shared_topic = len(shared)
-    if overlap < 0.25 or not (shared_topic >= 2 or shared - generic):
+    if overlap < 0.2 or not (shared_topic >= 2 or shared - generic):
         return None
     strength = (0.5 * max(0.0, cos) + 0.3 * min(1.0, overlap / 0.5)
                 + 0.2 * min(1.0, shared_topic / 3))
