@@ -79,11 +79,6 @@ class UnitProfile:
     sentences: tuple[Sentence, ...]
 
     @property
-    def statements(self) -> tuple[Sentence, ...]:
-        """The sentences that state something (not questions, not small talk)."""
-        return tuple(s for s in self.sentences if s.role == "statement")
-
-    @property
     def own(self) -> tuple[Sentence, ...]:
         """The statements the speaker makes about themselves (first person)."""
         return tuple(s for s in self.sentences if s.own)
@@ -91,23 +86,12 @@ class UnitProfile:
     @property
     def own_terms(self) -> frozenset[str]:
         """The content terms of the speaker's statements about themselves."""
-        out: set[str] = set()
-        for s in self.own:
-            out.update(s.terms)
-        return frozenset(out)
+        return frozenset(t for s in self.own for t in s.terms)
 
     @property
     def facts(self) -> tuple[Sentence, ...]:
         """The sentences that state a fact (`labile_text.statements.states_fact`)."""
         return tuple(s for s in self.sentences if s.fact)
-
-    @property
-    def fact_terms(self) -> frozenset[str]:
-        """The content terms of the fact sentences only."""
-        out: set[str] = set()
-        for s in self.facts:
-            out.update(s.terms)
-        return frozenset(out)
 
 
 def evidence_text(node: Node) -> str:
