@@ -126,11 +126,14 @@ def labile_register_allmem_repair_planners(register: Register) -> None:
 
 @hookimpl
 def labile_register_commands(register: RegisterCommand) -> None:
-    """``labile inspect allmem``: visible surface, recoverability and edit log of a namespace."""
-    from labile_allmem.commands import inspect_options, run_inspect
+    """``labile inspect allmem`` (diagnostics of a namespace) and ``labile bench atc``
+    (what ATC does to LoCoMo conversations, for judging)."""
+    from labile_allmem.commands import atc_options, inspect_options, run_atc, run_inspect
 
     register("inspect allmem", run=run_inspect, configure=inspect_options,
              help="All-Mem diagnostics of a namespace (JSON)")
+    register("bench atc", run=run_atc, configure=atc_options,
+             help="what offline ATC proposes and executes on LoCoMo conversations")
 
 
 @hookimpl

@@ -20,6 +20,8 @@ from typing import Any, Final
 
 #: Weight of the BM25 ranking against the cosine ranking in the hybrid stages.
 LEXICAL_WEIGHT: Final = 2.0
+#: Neighbours per buffered unit for the offline diagnoser (the paper's k is 10).
+OFFLINE_NEIGHBOURHOOD: Final = 20
 
 
 def _paper() -> dict[str, Any]:
@@ -33,7 +35,9 @@ def _paper() -> dict[str, Any]:
             "expand": [{"type": "allmem.typed_expand"}],
             "filter": [{"type": "allmem.rerank"}],
         },
-        "consolidate": [{"type": "allmem.atc"}],
+        # The offline rules are arithmetic on stored vectors and word sets, so
+        # they can afford twice the paper's neighbourhood (an LLM pays per unit).
+        "consolidate": [{"type": "allmem.atc", "neighbourhood_k": OFFLINE_NEIGHBOURHOOD}],
     }
 
 

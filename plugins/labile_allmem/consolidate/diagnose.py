@@ -4,25 +4,27 @@ Diagnosis is read-only. `build_neighbourhoods` gathers, for every buffered
 visible unit, its top-k most similar visible units. A `Diagnoser` turns the
 neighbourhoods into proposals ``(op, target, confidence)``:
 
-* `OfflineDiagnoser` (rules + embeddings + lexical signals):
+* `OfflineDiagnoser` (rules + embeddings + lexical signals; the pair rules
+  live in `labile_allmem.consolidate.relate`):
 
-  - **Merge**: near-duplicates of the anchor (cosine >= ``merge_cosine``,
-    term Jaccard >= ``merge_overlap``, same speaker, no differing numbers or
-    negation); the set is grown greedily and stays *coherent*: every pair in
-    it must pass the same test. p = min over pairs of
-    sqrt(cosine * min(1, jaccard / 0.85)).
-  - **Update**: a newer unit and an older one of the same speaker about the
-    same subject (cosine >= ``update_cosine``, Jaccard >= ``update_overlap``)
-    where the newer one shows a changed value: a change-of-state phrase absent
-    from the older one ("now", "no longer", "anymore", "switched to" …),
-    different numbers, or flipped negation. p = 0.4 + cue + 0.2·numbers + 0.15·negation
-    + 0.25·closeness (capped at 0.99), where cue is 0.3 for a strong phrase
-    ("no longer", "switched to" …) and 0.15 for a weak one ("now", "these
-    days"); neither unit may be only questions. Without a change signal
-    nothing is proposed, and a weak cue alone cannot pass the default gate.
-  - **Split**: the anchor's sentences fall into topic segments
-    (`labile_allmem.consolidate.segment`); p = 1 - the highest similarity
-    between adjacent segments.
+  - **Merge**: units of one speaker that say the same thing: near-duplicates
+    (descriptor cosine >= ``merge_cosine``, term Jaccard >= ``merge_overlap``,
+    small talk included) or restatements of one fact (evidence cosine >=
+    ``restate_cosine``, statements sharing their terms and a specific topic
+    term, same numbers, polarity and stance, not dated on disjoint days). The
+    set is grown greedily and stays *coherent*: every pair in it must pass.
+  - **Update**: a newer unit that revises an older one of the same speaker
+    from another session (evidence cosine >= ``update_cosine``, a statement of
+    each sharing a specific topic term): a plan followed by the report of it,
+    a plan whose date moved, a stated change of state, or a new value.
+  - **Split**: the anchor's sentences fall into topic segments, each stating
+    a fact of its own (`labile_allmem.consolidate.segment`).
+
+  A topic term is *specific* unless it occurs in more than ``generic_share``
+  of the units diagnosed. Each rule yields a raw strength; the proposal's
+  confidence is that strength through the operator's fitted calibration
+  (`labile_allmem.consolidate.calibration`), so θ = 0.9 means "at least
+  nine in ten such proposals were judged right".
 
 * `LLMDiagnoser`: one JSON call per neighbourhood, run in a thread pool
   (``workers``); a call that fails or returns invalid JSON contributes no
@@ -34,7 +36,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import attrs
@@ -43,16 +44,32 @@ import structlog
 from attrs.validators import ge, le
 from numpy.typing import NDArray
 
-from labile.plugin import Deps, Embedder, LLMClient, LLMError, NoConfig, Node, Store, cosine
+from labile.plugin import (
+    Deps,
+    Embedder,
+    LLMClient,
+    LLMError,
+    NoConfig,
+    Node,
+    NodeFilter,
+    Store,
+    cosine,
+)
 from labile_allmem import prompts
+from labile_allmem.consolidate.calibration import calibrated
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
+from labile_allmem.consolidate.relate import (
+    UnitProfile,
+    disjoint_times,
+    evidence_text,
+    profile,
+    restatement,
+    revision,
+)
 from labile_allmem.consolidate.segment import Segmentation, segment, sentence_spans
-from labile_allmem.lexical import change_cues, jaccard, negated, numbers, term_set
+from labile_allmem.lexical import jaccard, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
-from labile_text.entities import is_filler
-from labile_text.keywords import keyphrases
-from labile_text.timeparse import resolve_time_expressions
 
 if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig
@@ -70,14 +87,21 @@ __all__ = [
 
 
 def build_neighbourhoods(
-    store: Store, namespace: str, anchors: Sequence[Node], k: int
+    store: Store, namespace: str, anchors: Sequence[Node], k: int,
+    where: NodeFilter = VISIBLE_UNITS,
 ) -> list[Neighbourhood]:
-    """The top-``k`` visible neighbourhood of every visible anchor with an embedding."""
+    """The top-``k`` neighbourhood of every visible anchor with an embedding.
+
+    ``where`` says which nodes are neighbours: visible All-Mem units by
+    default; another bundle's evidence-carrying kinds work too, since the
+    offline rules read only text, caption, speaker, session, time and
+    embedding (`labile_allmem.consolidate.relate`).
+    """
     hoods: list[Neighbourhood] = []
     for anchor in anchors:
         if not anchor.visible or anchor.embedding is None:
             continue
-        found = store.vector_search(namespace, anchor.embedding, k + 1, where=VISIBLE_UNITS)
+        found = store.vector_search(namespace, anchor.embedding, k + 1, where=where)
         others = [node for node, _ in found if node.id != anchor.id][:k]
         hoods.append(Neighbourhood(anchor=anchor, units=(anchor, *others)))
     return hoods
@@ -90,8 +114,10 @@ class OfflineDiagnosisConfig:
     Attributes:
         merge_cosine: Minimum descriptor cosine of two near-duplicates.
         merge_overlap: Minimum term Jaccard of their evidence.
-        update_cosine: Minimum cosine of a current/superseded pair.
-        update_overlap: Minimum term Jaccard of their evidence (same subject).
+        restate_cosine: Minimum evidence cosine of two restatements of one fact.
+        update_cosine: Minimum evidence cosine of a current/superseded pair.
+        generic_share: A term in more than this share of the diagnosed units
+            (and more than 3) is too common to name the subject of a pair.
         same_speaker: Merge and Update only units of one speaker.
         split_similarity: Adjacent sentence blocks this similar stay together.
         split_min_words: A unit needs this many content words to be split.
@@ -100,17 +126,13 @@ class OfflineDiagnosisConfig:
 
     merge_cosine: float = attrs.field(default=0.9, validator=[ge(-1.0), le(1.0)])
     merge_overlap: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
-    update_cosine: float = attrs.field(default=0.6, validator=[ge(-1.0), le(1.0)])
-    update_overlap: float = attrs.field(default=0.25, validator=[ge(0.0), le(1.0)])
+    restate_cosine: float = attrs.field(default=0.5, validator=[ge(-1.0), le(1.0)])
+    generic_share: float = attrs.field(default=0.04, validator=[ge(0.0), le(1.0)])
+    update_cosine: float = attrs.field(default=0.45, validator=[ge(-1.0), le(1.0)])
     same_speaker: bool = True
     split_similarity: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     split_min_words: int = attrs.field(default=12, validator=ge(1))
     split_min_segment_words: int = attrs.field(default=5, validator=ge(1))
-
-
-def _evidence(node: Node) -> str:
-    caption = node.attrs.get("caption")
-    return f"{node.content}\n{caption}" if caption else node.content
 
 
 def split_candidates(
@@ -140,77 +162,74 @@ def split_candidates(
     return out
 
 
-# Change cues that are common in talk without any change of state ("try it now").
-_WEAK_CUES = frozenset({"now", "these days"})
-
-
-@attrs.frozen
-class _Profile:
-    """The lexical facts of one unit the offline rules look at (computed once per run)."""
-
-    terms: frozenset[str]
-    topic: frozenset[str]
-    numbers: frozenset[str]
-    negated: bool
-    cues: tuple[str, ...]
-    filler: bool
-    asks_only: bool
-    times: tuple[tuple[datetime, datetime], ...]
-
-
-def _profile(node: Node) -> _Profile:
-    text = node.content
-    anchor = node.time_start or datetime(2000, 1, 1, tzinfo=UTC)
-    return _Profile(
-        terms=term_set(_evidence(node)),
-        topic=term_set(*keyphrases(text, k=8)),
-        numbers=numbers(text),
-        negated=negated(text),
-        cues=tuple(change_cues(text)),
-        filler=is_filler(text),
-        asks_only=not any(
-            not text[a:b].rstrip().endswith("?") and term_set(text[a:b])
-            for a, b in sentence_spans(text)
-        ),
-        times=tuple((m.start, m.end) for m in resolve_time_expressions(text, anchor)),
-    )
-
-
-def _disjoint_times(a: _Profile, b: _Profile) -> bool:
-    """Both units date what they say, and no two of their time spans overlap."""
-    if not a.times or not b.times:
-        return False
-    return not any(s1 < e2 and s2 < e1 for s1, e1 in a.times for s2, e2 in b.times)
-
-
 class OfflineDiagnoser:
     """``allmem.diagnoser.offline``: rule-based diagnosis from embeddings and lexical
-    signals (see the module doc)."""
+    signals (see the module doc).
+
+    Evidence never changes, so the embeddings of units' evidence are cached
+    across runs by unit id.
+    """
 
     def __init__(self, config: OfflineDiagnosisConfig, embedder: Embedder) -> None:
         """Create the diagnoser."""
         self.config, self._embedder = config, embedder
         self.failures = 0
-        self._profiles: dict[str, _Profile] = {}
+        self._profiles: dict[str, UnitProfile] = {}
+        self._evidence: dict[str, NDArray[np.float32]] = {}
+        self._generic: frozenset[str] = frozenset()
+        self._seen_terms: dict[str, frozenset[str]] = {}
 
-    def _p(self, node: Node) -> _Profile:
+    def _p(self, node: Node) -> UnitProfile:
         prof = self._profiles.get(node.id)
         if prof is None:
-            prof = self._profiles[node.id] = _profile(node)
+            prof = self._profiles[node.id] = profile(node)
         return prof
+
+    def _embed_evidence(self, hoods: Sequence[Neighbourhood]) -> None:
+        missing = sorted({u.id: u for h in hoods for u in h.units
+                          if u.id not in self._evidence}.items())
+        if not missing:
+            return
+        vectors = normalized_rows(self._embedder.embed([evidence_text(u) for _, u in missing]))
+        for (uid, _), vec in zip(missing, vectors, strict=True):
+            self._evidence[uid] = vec
+
+    def _common_terms(self, hoods: Sequence[Neighbourhood]) -> frozenset[str]:
+        """Terms too common among all units seen so far to name a subject.
+
+        Neighbourhoods gather similar units, so counting within them would
+        call every term of a frequent topic common; the counts are therefore
+        kept over every unit this diagnoser has seen (evidence never changes).
+        """
+        for hood in hoods:
+            for unit in hood.units:
+                if unit.id not in self._seen_terms:
+                    self._seen_terms[unit.id] = self._p(unit).terms
+        df: dict[str, int] = {}
+        for terms in self._seen_terms.values():
+            for term in terms:
+                df[term] = df.get(term, 0) + 1
+        limit = max(3.0, self.config.generic_share * len(self._seen_terms))
+        return frozenset(t for t, n in df.items() if n > limit)
+
+    def _cos(self, a: Node, b: Node) -> float:
+        return float(self._evidence[a.id] @ self._evidence[b.id])
 
     def diagnose(self, hoods: Sequence[Neighbourhood]) -> list[Proposal]:
         """Proposals for every neighbourhood (deterministic)."""
         self._profiles = {}
+        self._embed_evidence(hoods)
+        self._generic = self._common_terms(hoods)
         splits = split_candidates([h.anchor for h in hoods], self._embedder, self.config)
         out: list[Proposal] = []
         for hood in hoods:
             seg = splits.get(hood.anchor.id)
             if seg is not None and len(seg.spans) >= 2:
+                raw = seg.confidence
                 out.append(Proposal(op="split", target=(hood.anchor.id,),
-                                    confidence=round(seg.confidence, 6),
+                                    confidence=round(calibrated("split", raw), 6),
                                     reason=f"{len(seg.spans)} topic segments",
-                                    anchor=hood.anchor.id))
+                                    anchor=hood.anchor.id, raw=round(raw, 6)))
             merge = self._merge(hood)
             if merge is not None:
                 out.append(merge)
@@ -219,11 +238,9 @@ class OfflineDiagnoser:
         return out
 
     # -- merge --------------------------------------------------------------
-    def _pair_duplicate(self, a: Node, b: Node) -> float | None:
-        """Near-duplicate confidence of a pair, or ``None`` if they are not duplicates."""
+    def _near_duplicate(self, a: Node, b: Node) -> float | None:
+        """Strength of two near-identical units (small talk included), or ``None``."""
         cfg = self.config
-        if cfg.same_speaker and a.attrs.get("speaker") != b.attrs.get("speaker"):
-            return None
         cos = cosine(a.embedding, b.embedding)
         if cos < cfg.merge_cosine:
             return None
@@ -236,77 +253,72 @@ class OfflineDiagnoser:
             return None
         if pa.numbers != pb.numbers or pa.negated != pb.negated:
             return None  # a different value is an update candidate, not a duplicate
-        if _disjoint_times(pa, pb):
+        if disjoint_times(pa.times, pb.times):
             return None  # the same kind of thing on different dates: two events
         return math.sqrt(max(0.0, cos) * min(1.0, jac / 0.75))
+
+    def _pair_duplicate(self, a: Node, b: Node) -> tuple[float, str] | None:
+        """Merge strength of a pair (near-duplicate or restatement), or ``None``."""
+        cfg = self.config
+        if cfg.same_speaker and a.attrs.get("speaker") != b.attrs.get("speaker"):
+            return None
+        near = self._near_duplicate(a, b)
+        if near is not None:
+            return near, "near-duplicates"
+        cos = self._cos(a, b)
+        if cos < cfg.restate_cosine:
+            return None
+        found = restatement(self._p(a), self._p(b), cos, self._generic)
+        return (found.strength, found.why) if found is not None else None
 
     def _merge(self, hood: Neighbourhood) -> Proposal | None:
         anchor = hood.anchor
         scored = []
         for other in hood.units[1:]:
-            p = self._pair_duplicate(anchor, other)
-            if p is not None:
-                scored.append((p, other))
+            pair = self._pair_duplicate(anchor, other)
+            if pair is not None:
+                scored.append((pair[0], pair[1], other))
         if not scored:
             return None
-        scored.sort(key=lambda item: (-item[0], item[1].id))
+        scored.sort(key=lambda item: (-item[0], item[2].id))
         members = [anchor]
-        conf = 1.0
-        for p, other in scored:
+        raw = 1.0
+        why = scored[0][1]
+        for p, _, other in scored:
             pairs = [self._pair_duplicate(m, other) for m in members[1:]]
             if any(q is None for q in pairs):
-                continue  # coherence: every pair of the set must be near-duplicates
-            conf = min(conf, p, *(q for q in pairs if q is not None))
+                continue  # coherence: every pair of the set must be duplicates
+            raw = min(raw, p, *(q[0] for q in pairs if q is not None))
             members.append(other)
         return Proposal(
-            op="merge", target=tuple(m.id for m in members), confidence=round(conf, 6),
-            reason=f"{len(members)} near-duplicates", anchor=anchor.id,
+            op="merge", target=tuple(m.id for m in members),
+            confidence=round(calibrated("merge", raw), 6),
+            reason=f"{len(members)} units; {why}", anchor=anchor.id, raw=round(raw, 6),
         )
 
     # -- update -------------------------------------------------------------
     def _updates(self, hood: Neighbourhood) -> list[Proposal]:
         anchor = hood.anchor
+        cfg = self.config
         out = []
         for other in hood.units[1:]:
             newer, older = (
                 (anchor, other) if unit_order(anchor) > unit_order(other) else (other, anchor)
             )
-            scored = self._update_confidence(newer, older)
-            if scored is not None:
-                p, why = scored
+            if cfg.same_speaker and newer.attrs.get("speaker") != older.attrs.get("speaker"):
+                continue
+            if self._pair_duplicate(newer, older) is not None:
+                continue  # the same thing said twice is a Merge
+            cos = self._cos(newer, older)
+            if cos < cfg.update_cosine:
+                continue
+            found = revision(self._p(newer), self._p(older), cos, self._generic)
+            if found is not None:
                 out.append(Proposal(op="update", target=(newer.id, older.id),
-                                    confidence=round(p, 6), reason=why, anchor=anchor.id))
+                                    confidence=round(calibrated("update", found.strength), 6),
+                                    reason=found.why, anchor=anchor.id,
+                                    raw=round(found.strength, 6)))
         return out
-
-    def _update_confidence(self, newer: Node, older: Node) -> tuple[float, str] | None:
-        """Supersession confidence of ``(newer, older)``, or ``None`` without a change signal."""
-        cfg = self.config
-        if cfg.same_speaker and newer.attrs.get("speaker") != older.attrs.get("speaker"):
-            return None
-        pn, po = self._p(newer), self._p(older)
-        if pn.filler or po.filler or pn.asks_only or po.asks_only:
-            return None  # small talk and questions state nothing that could be superseded
-        if self._pair_duplicate(newer, older) is not None:
-            return None
-        cos = cosine(newer.embedding, older.embedding)
-        if cos < cfg.update_cosine:
-            return None
-        if not pn.terms or not po.terms or jaccard(pn.terms, po.terms) < cfg.update_overlap:
-            return None
-        if not pn.topic & po.topic:
-            return None  # no shared topic phrase: not the same subject
-        cues = [c for c in pn.cues if c not in po.cues]
-        num_change = bool(pn.numbers) and bool(po.numbers) and pn.numbers != po.numbers
-        neg_flip = pn.negated != po.negated
-        if not (cues or num_change or neg_flip):
-            return None
-        span = max(1e-6, 0.9 - cfg.update_cosine)
-        closeness = min(1.0, max(0.0, (cos - cfg.update_cosine) / span))
-        strong = any(c not in _WEAK_CUES for c in cues)
-        cue = 0.3 if strong else 0.15 if cues else 0.0
-        p = 0.4 + cue + 0.2 * num_change + 0.15 * neg_flip + 0.25 * closeness
-        signals = [*cues, *(["numbers"] if num_change else []), *(["negation"] if neg_flip else [])]
-        return min(0.99, p), "changed: " + ", ".join(signals)
 
 
 class LLMDiagnoser:

@@ -112,4 +112,4 @@ def _canonical(prop: Proposal, nodes: Mapping[str, Node]) -> tuple[Proposal | No
         target = (ids[0], ids[1])
     conf = min(1.0, max(0.0, float(prop.confidence)))
     return Proposal(op=prop.op, target=target, confidence=conf, reason=prop.reason,
-                    anchor=prop.anchor), ""
+                    anchor=prop.anchor, raw=prop.raw), ""

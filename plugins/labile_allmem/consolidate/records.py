@@ -26,6 +26,8 @@ class Proposal:
         confidence: The diagnoser's confidence p in [0, 1].
         reason: Why, in a few words.
         anchor: The buffered unit whose neighbourhood produced the proposal.
+        raw: The offline rules' uncalibrated strength behind ``confidence``
+            (``None`` for proposals from a model).
     """
 
     op: str
@@ -33,6 +35,7 @@ class Proposal:
     confidence: float
     reason: str = ""
     anchor: str = ""
+    raw: float | None = None
 
 
 @attrs.frozen(kw_only=True)

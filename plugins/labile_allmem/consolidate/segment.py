@@ -7,9 +7,11 @@ like one topic:
 1. a sentence that opens with a continuation word ("it", "that", "so", "and" …)
    or a pronoun joins the block before it: it talks about what came before;
 2. a block that states nothing on its own joins its more similar neighbour:
-   fewer than ``min_segment_words`` content words, only small talk ("Thanks!",
-   "Wow, great!"), or only questions (a question to the other speaker is not
-   evidence of a fact, and as a unit of its own it would outrank the answer);
+   fewer than ``min_segment_words`` content words, or no sentence that
+   states a fact (`labile_text.statements.states_fact`): only opinions, small talk
+   ("Thanks!", "Wow, great!"), reactions to the listener ("You're so
+   inspiring!") or questions (a question to the other speaker is not evidence
+   of a fact, and as a unit of its own it would outrank the answer);
 3. the two adjacent blocks with the highest similarity are merged, repeatedly,
    while that similarity reaches ``similarity``; the similarity of two blocks is
    the larger of the cosine of their mean sentence embeddings and the Jaccard
@@ -22,6 +24,7 @@ the unit is conflated is ``1 - max similarity between adjacent segments``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -33,6 +36,7 @@ from labile.text.tokenize import content_words, words
 from labile_allmem.lexical import jaccard, term_set, wordset
 from labile_text.entities import is_filler
 from labile_text.sentences import split_sentences
+from labile_text.statements import states_fact
 
 # First words that tie a sentence to the one before it.
 _CONTINUATIONS: Final = wordset(
@@ -101,17 +105,20 @@ def segment(
     sents = [text[s:e] for s, e in spans]
     blocks: list[list[int]] = [[0]]
     for i in range(1, n):
-        if _continues(sents[i]):
+        # After an announcement ("By the way, I had a setback.", "I had a bad
+        # experience on a hike."), the next sentence tells what it was about.
+        if _continues(sents[i]) or _announces(sents[i - 1]):
             blocks[-1].append(i)
         else:
             blocks.append([i])
 
     def weak(block: list[int]) -> bool:
-        # Too short, only questions, or only small talk: it states nothing on its own.
+        # Too short, or no statement (only questions, small talk, compliments):
+        # it states nothing on its own, so it is not a fact of its own.
         text = " ".join(sents[i] for i in block)
         return (
             sum(len(content_words(sents[i])) for i in block) < min_segment_words
-            or all(sents[i].rstrip().endswith("?") or is_filler(sents[i]) for i in block)
+            or not any(states_fact(sents[i]) for i in block)
             or is_filler(text)
         )
 
@@ -160,6 +167,36 @@ def segment(
 
 
 def _continues(sentence: str) -> bool:
-    """Whether a sentence opens with a word tying it to the previous one."""
+    """Whether a sentence is tied to the previous one.
+
+    It opens with a continuation word, or refers back within its first four
+    words ("I missed it but …", "We love it"): a pronoun that points at what
+    was just said.
+    """
     toks = words(sentence)
-    return bool(toks) and toks[0] in _CONTINUATIONS
+    if not toks:
+        return False
+    return toks[0] in _CONTINUATIONS or any(t in _BACK_REFERENCES for t in toks[1:4])
+
+
+def _announces(sentence: str) -> bool:
+    """Whether a sentence announces what the next one tells.
+
+    It opens with a change-of-topic marker ("By the way, …", "Guess what"),
+    or it names an occurrence without saying what it was ("I had a bad
+    experience", "some news", "a setback").
+    """
+    return _SHIFT.match(sentence) is not None or _ANNOUNCEMENT.search(sentence) is not None
+
+
+_SHIFT: Final = re.compile(
+    r"\s*(?:by\s+the\s+way|btw|anyway|oh,?\s+and|speaking\s+of|on\s+another\s+note|"
+    r"guess\s+what)\b", re.IGNORECASE,
+)
+_ANNOUNCEMENT: Final = re.compile(
+    r"\b(?:a|an|some)\s+(?:[\w'-]+\s+){0,3}?(?:experience|setback|news|story|incident|"
+    r"situation|surprise|update)\b", re.IGNORECASE,
+)
+
+# Pronouns that point back at what was said before.
+_BACK_REFERENCES: Final = wordset("it that this them those these there")
