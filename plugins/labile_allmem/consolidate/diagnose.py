@@ -70,6 +70,7 @@ from labile_allmem.consolidate.segment import Segmentation, segment, sentence_sp
 from labile_allmem.lexical import jaccard, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
+from labile_text.entities import is_filler
 
 if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig
