@@ -88,4 +88,5 @@ def test_blocking_the_bundle_removes_its_commands(
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    assert "demo" not in out and "bench" in out and "(scale)" in out  # lancedb's stays
+    # lancedb's scale and allmem's atc stay
+    assert "demo" not in out and "bench" in out and "(atc, scale)" in out
