@@ -88,8 +88,8 @@ def test_blocking_the_bundle_removes_its_commands(
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    # lancedb's and labile_mcp's bench commands stay
-    assert "demo" not in out and "bench" in out and "(scale, serve)" in out
+    # lancedb's, allmem's and labile_mcp's bench commands stay
+    assert "demo" not in out and "bench" in out and "(atc, scale, serve)" in out
 
 
 def test_bench_locomo_llm_subset_options(capsys: pytest.CaptureFixture[str],

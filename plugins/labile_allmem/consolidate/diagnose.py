@@ -21,10 +21,10 @@ neighbourhoods into proposals ``(op, target, confidence)``:
     a fact of its own (`labile_allmem.consolidate.segment`).
 
   A topic term is *specific* unless it occurs in more than ``generic_share``
-  of the units diagnosed. Each rule yields a raw strength; the proposal's
-  confidence is that strength through the operator's fitted calibration
-  (`labile_allmem.consolidate.calibration`), so θ = 0.9 means "at least
-  nine in ten such proposals were judged right".
+  of the units the diagnoser has seen. Each rule yields a raw strength; the
+  proposal's confidence is that strength through the fitted calibration
+  (`labile_allmem.consolidate.calibration`), so θ = 0.9 asks for an estimated
+  nine in ten right (estimated on a small judged sample; docs/allmem.md).
 
 * `LLMDiagnoser`: one JSON call per neighbourhood, run in a thread pool
   (``workers``); a call that fails or returns invalid JSON contributes no
