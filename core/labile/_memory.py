@@ -212,9 +212,16 @@ class Memory:
         if existing:
             log.info("observations_already_stored", namespace=namespace, count=len(existing))
         if new:
-            with self.store.batch(namespace):
-                self.store.add_observations(namespace, new)
-                self.extractor.ingest(namespace, new, report)
+            try:
+                with self.store.batch(namespace):
+                    self.store.add_observations(namespace, new)
+                    self.extractor.ingest(namespace, new, report)
+            except BaseException:
+                # The store rolled the batch back; components may hold in-memory
+                # state about its writes (REALM's last event of a session): rebuild
+                # them from the store, as reopening would.
+                self.reload_components()
+                raise
             for name, consolidator in self.consolidators:
                 auto = consolidator.after_add(namespace, report)
                 if auto is not None:
