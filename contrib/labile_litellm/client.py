@@ -58,6 +58,7 @@ import attrs
 import structlog
 
 from labile.plugin import MissingDependencyError, UsageMeter
+from labile_litellm import redacting
 from labile_litellm.config import LiteLLMConfig
 from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.json_completion import (
@@ -128,6 +129,7 @@ def load_litellm() -> ModuleType:
             f"the 'litellm' llm needs the litellm package: {INSTALL_HINT}"
         ) from None
     litellm.suppress_debug_info = True
+    redacting.install()
     return litellm
 
 
@@ -180,6 +182,9 @@ class LiteLLMClient(JSONCompletion):
         self.config = config or LiteLLMConfig()
         self._litellm = litellm_module or load_litellm()
         self._completion = completion or self._litellm.completion
+        # An injected completion brings its own transport and credentials.
+        self._environment_checked = completion is not None
+        redacting.install([self.config.api_key_env])
         meter = usage or (getattr(deps, "usage", None) if deps is not None else None)
         self.usage: UsageMeter = meter if isinstance(meter, UsageMeter) else UsageMeter()
         self.model = self.config.model
@@ -363,7 +368,38 @@ class LiteLLMClient(JSONCompletion):
             return False
         return err.kind is ErrorKind.BAD_REQUEST and _mentions_format(str(err))
 
+    def check_environment(self) -> None:
+        """Fail at once if the provider's key variables are not set.
+
+        A missing key is not transient: asking again cannot help, so it must
+        not go through the retries (litellm reports it as a generic error that
+        would be retried). litellm's ``validate_environment`` knows which
+        variables each provider reads. Skipped with ``api_key_env`` (checked
+        per call), a loopback ``api_base`` (needs no key) or an injected
+        completion; a model litellm cannot place is left to the call to judge.
+
+        Raises:
+            LLMAuthError: naming every missing variable.
+        """
+        if self._environment_checked or self.config.api_key_env or is_loopback(
+                self.config.api_base):
+            return
+        try:
+            found = self._litellm.validate_environment(model=self.model,
+                                                       api_base=self.config.api_base)
+        except Exception as exc:  # an unknown provider: the call itself will say
+            log.debug("llm_environment_unchecked", model=self.model, error_type=type(exc).__name__)
+            found = {}
+        missing = [str(k) for k in (found.get("missing_keys") or [])]
+        if missing:
+            raise LLMAuthError(
+                f"model {self.model!r} needs the environment variable(s) "
+                f"{', '.join(missing)}, which are not set: set them, or name the variable "
+                "holding your key in [llm] api_key_env", attempts=0)
+        self._environment_checked = True
+
     def _call(self, kwargs: dict[str, Any], *, operation: str, mode: str) -> CachedReply:
+        self.check_environment()
         secrets = self._secrets()
 
         def attempt(_n: int) -> CachedReply:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -161,6 +161,12 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config file not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is "
+                          f"{exc.object[exc.start:exc.start + 1]!r}); a config file must be "
+                          "UTF-8 encoded TOML") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path} is a directory, not a TOML file") from None
 
 
 def plugins_disabled(table: Mapping[str, Any]) -> tuple[str, ...]:
@@ -277,11 +283,26 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
     except ConfigError as exc:
         errors.append(str(exc))
         disabled = ()
+    _check_disabled_known(disabled, registries, errors)
     if errors:
         raise ConfigError("invalid config:\n  " + "\n  ".join(errors))
     ordered = {k.name: components[k.name] for k in placed if k.name in components}
     return PipelineConfig(components=ordered, preset=preset_name, disable_plugins=disabled,
                           sections={k.name: k.section for k in placed})
+
+
+def _check_disabled_known(disabled: Sequence[str], registries: Registries,
+                          errors: list[str]) -> None:
+    """A plugin to disable must exist: a misspelt name would disable nothing, silently."""
+    from labile._plugins import installed_plugin_names
+
+    if not disabled:
+        return
+    known = installed_plugin_names() | {c.plugin for c in registries.all()}
+    for name in disabled:
+        if name not in known:
+            errors.append(f"unknown plugin {name!r} @ $.plugins.disable "
+                          f"(installed: {', '.join(sorted(known))})")
 
 
 def _path(section: tuple[str, ...]) -> str:

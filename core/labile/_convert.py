@@ -249,12 +249,40 @@ def structure_options(
     try:
         return CONVERTER.structure(dict(options), component.config)
     except (ClassValidationError, IterableValidationError) as exc:
-        lines = cattrs.transform_error(exc, path=where, format_exception=_format_exception)
+        lines = [f"{p} @ {where}" for p in _every_field_problem(component.config, options)]
+        lines = lines or cattrs.transform_error(exc, path=where,
+                                                format_exception=_format_exception)
         raise ConfigError("\n".join(lines)) from None
     except (TypeError, ValueError) as exc:  # raised by the class's own validators
-        raise ConfigError(f"{exc} @ {where}") from None
+        problems = _every_field_problem(component.config, options) or [str(exc)]
+        raise ConfigError("\n".join(f"{p} @ {where}" for p in problems)) from None
     finally:
         _REGISTRIES.reset(token)
+
+
+def _every_field_problem(config_cls: type, options: Mapping[str, Any]) -> list[str]:
+    """What each field's validator says of ``options``: attrs stops at the first
+    failing field, and a user fixing a config wants every bad value at once.
+
+    Empty when the options cannot be structured even without validators (the
+    caller then reports the error it has).
+    """
+    try:
+        with attrs.validators.disabled():
+            unchecked: Any = CONVERTER.structure(dict(options), config_cls)
+    except Exception:  # a cross-field check failed: the caller reports its error
+        return []
+    problems = []
+    for field in attrs.fields(config_cls):
+        if field.validator is None:
+            continue
+        try:
+            field.validator(unchecked, field, getattr(unchecked, field.name))
+        except (TypeError, ValueError) as exc:
+            # attrs' own validators put the message first, then the field and value
+            first = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+            problems.append(first)
+    return problems
 
 
 def config_fields(config_cls: type) -> list[tuple[str, str, Any]]:

@@ -36,7 +36,7 @@ from labile._model import (
     TraceStep,
     utcnow,
 )
-from labile._page import Page, check_ids
+from labile._page import Page
 from labile._pipeline import Pipeline, build_pipeline
 from labile._plugins import get_plugin_manager
 from labile._protocols import (
@@ -55,6 +55,16 @@ from labile._recorded import recorded_pipeline
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
+from labile._validate import (
+    check_bool,
+    check_ids,
+    check_int,
+    check_k,
+    check_observation,
+    check_optional_text,
+    check_text,
+    check_when,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -171,11 +181,16 @@ class Memory:
         self._check_open()
         _check_namespace(namespace)
         start = time.perf_counter()
+        if isinstance(observations, str | bytes | Observation) or not isinstance(
+                observations, Iterable):
+            raise InputError("observations must be a list of Observation records, got "
+                             f"{type(observations).__name__}")
         batch = list(observations)
         seen: set[str] = set()
-        for obs in batch:
+        for index, obs in enumerate(batch):
             if not isinstance(obs, Observation):
                 raise InputError(f"expected Observation records, got {type(obs).__name__}")
+            check_observation(index, obs)
             if obs.id in seen:
                 raise InputError(f"observation id {obs.id!r} appears twice in one batch")
             if not obs.text.strip() and not obs.metadata.get("caption"):
@@ -197,9 +212,16 @@ class Memory:
         if existing:
             log.info("observations_already_stored", namespace=namespace, count=len(existing))
         if new:
-            with self.store.batch(namespace):
-                self.store.add_observations(namespace, new)
-                self.extractor.ingest(namespace, new, report)
+            try:
+                with self.store.batch(namespace):
+                    self.store.add_observations(namespace, new)
+                    self.extractor.ingest(namespace, new, report)
+            except BaseException:
+                # The store rolled the batch back; components may hold in-memory
+                # state about its writes (REALM's last event of a session): rebuild
+                # them from the store, as reopening would.
+                self.reload_components()
+                raise
             for name, consolidator in self.consolidators:
                 auto = consolidator.after_add(namespace, report)
                 if auto is not None:
@@ -224,10 +246,10 @@ class Memory:
         """
         self._check_open()
         _check_namespace(namespace)
-        if not isinstance(query, str) or not query.strip():
-            raise InputError("query must be a non-empty string")
-        if k < 1:
-            raise InputError(f"k must be >= 1, got {k}")
+        check_text("query", query)
+        check_k(k)
+        if as_of is not None:
+            check_when("as_of", as_of)
         t0 = time.perf_counter()
         vector = self.embedder.embed([query])[0]
         embed_ms = (time.perf_counter() - t0) * 1000
@@ -297,7 +319,15 @@ class Memory:
 
         Raises:
             ConfigError: the pipeline has no answerer.
+            InputError: a bad question, namespace, ``k``, ``as_of`` or budget.
         """
+        self._check_open()
+        _check_namespace(namespace)
+        check_text("question", question)
+        check_k(k)
+        if as_of is not None:
+            check_when("as_of", as_of)
+        check_int("budget_tokens", budget_tokens, low=1, high=10_000_000)
         answerer: Answerer | None = self.components.get("answerer")
         if answerer is None:
             raise ConfigError("this pipeline has no answerer: name one in [answerer] "
@@ -312,6 +342,13 @@ class Memory:
     ) -> list[OperationReport]:
         """Let the reconsolidators learn from how ``result`` was used."""
         self._check_open()
+        if not isinstance(result, RetrievalResult):
+            raise InputError("result must be the RetrievalResult a search returned, got "
+                             f"{type(result).__name__}")
+        check_optional_text("answer", answer)
+        cited = check_ids("cited", cited)
+        if useful is not None:
+            check_bool("useful", useful)
         fb = Feedback(answer=answer, cited=tuple(cited), useful=useful)
         reports = []
         for _name, op in self.reconsolidators:
@@ -335,13 +372,13 @@ class Memory:
         """Observations by id, in the order asked; unknown ids are left out."""
         self._check_open()
         _check_namespace(namespace)
-        return self.store.get_observations(namespace, check_ids(ids))
+        return self.store.get_observations(namespace, check_ids("ids", ids))
 
     def get_nodes(self, namespace: str, ids: Sequence[str]) -> Sequence[Node]:
         """Nodes by id, in the order asked, each with its ``sources`` (observation ids)."""
         self._check_open()
         _check_namespace(namespace)
-        return self.store.get_nodes(namespace, check_ids(ids))
+        return self.store.get_nodes(namespace, check_ids("ids", ids))
 
     def list(self, namespace: str, *, offset: int = 0, limit: int = 100) -> Page[Observation]:
         """One page of the namespace's observations, in insertion order."""
@@ -375,7 +412,8 @@ class Memory:
 
         self._check_open()
         _check_namespace(namespace)
-        ids = check_ids(observation_ids)
+        ids = check_ids("observation_ids", observation_ids)
+        check_bool("erase", erase)
         with self._write_lock:
             plan = plan_forget(self.deps, namespace, ids)
             handlers = [c.factory for c in self.registries["forget_handler"]]
@@ -392,6 +430,7 @@ class Memory:
         """Remove the whole namespace (``erase``: and its earlier data versions)."""
         self._check_open()
         _check_namespace(namespace)
+        check_bool("erase", erase)
         with self._write_lock:
             self.store.purge(namespace)
             self.reload_components()
@@ -429,6 +468,8 @@ class Memory:
     # -- introspection ------------------------------------------------------
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """Store counts plus LLM usage per operation."""
+        if namespace is not None:
+            _check_namespace(namespace)
         return {
             "pipeline": {"preset": self.config.preset, "store": self.config.store.type,
                          "embedder": self.embedder.name, "extractor": self.config.extractor.type},
@@ -454,5 +495,4 @@ class Memory:
 
 
 def _check_namespace(namespace: object) -> None:
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise InputError(f"namespace must be a non-empty string, got {namespace!r}")
+    check_text("namespace", namespace)

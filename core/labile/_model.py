@@ -18,6 +18,8 @@ import numpy as np
 from attrs import Attribute
 from numpy.typing import NDArray
 
+from labile._validate import check_text, check_when
+
 Vector = NDArray[np.float32]
 
 
@@ -27,11 +29,14 @@ def utcnow() -> datetime:
 
 
 def _aware(_inst: object, attribute: Attribute[Any], value: datetime | None) -> None:
-    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
-        raise ValueError(
-            f"{attribute.name} must be timezone-aware, got naive {value.isoformat()}; "
-            "attach a tzinfo (e.g. datetime(..., tzinfo=timezone.utc))"
-        )
+    # InputError (a ValueError) naming the field: not a datetime, naive, or
+    # outside years 1-9999 once in UTC (the stores could not read it back).
+    if value is not None:
+        check_when(attribute.name, value)
+
+
+def _text(_inst: object, attribute: Attribute[Any], value: str) -> None:
+    check_text(attribute.name, value, empty=True)
 
 
 def _nonempty(_inst: object, attribute: Attribute[Any], value: str) -> None:
@@ -65,7 +70,7 @@ class Observation:
     """
 
     id: str = attrs.field(validator=_nonempty)
-    text: str = attrs.field(validator=attrs.validators.instance_of(str))
+    text: str = attrs.field(validator=_text)
     timestamp: datetime = attrs.field(validator=_aware)
     speaker: str | None = None
     session: str | None = None

@@ -1,4 +1,4 @@
-"""Paging through a namespace's records, and checking lists of ids."""
+"""Paging through a namespace's records."""
 
 from __future__ import annotations
 
@@ -36,12 +36,3 @@ class Page(Generic[T]):
         return cls(items=tuple(every[offset:end]), offset=offset, total=len(every),
                    next_offset=end if end < len(every) else None)
 
-
-def check_ids(ids: object) -> list[str]:
-    if isinstance(ids, str) or not isinstance(ids, Iterable):
-        raise InputError(f"ids must be a list of strings, got {ids!r}")
-    out = list(ids)
-    bad = [i for i in out if not isinstance(i, str) or not i]
-    if bad:
-        raise InputError(f"ids must be non-empty strings, got {bad[0]!r}")
-    return out

@@ -201,6 +201,11 @@ def _discover() -> list[tuple[str, str, str | None, str | None]]:
     return list(found.values())
 
 
+def installed_plugin_names() -> set[str]:
+    """Names of every plugin installed (entry points and the bundled ones), loaded or not."""
+    return {name for name, *_ in _discover()}
+
+
 def _labile_version() -> str | None:
     try:
         return md.version("labile")

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import structlog
 from numpy.typing import NDArray
 
 from labile.plugin import Edge, Node, Observation, Origin, StoreError
@@ -31,6 +32,7 @@ KEY_SEP: Final = "\x1f"
 #: Version of the on-disk layout; bump it (and add a migration) on any change.
 SCHEMA_VERSION: Final = 1
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+log = structlog.get_logger(__name__)
 _US: Final = timedelta(microseconds=1)
 
 
@@ -261,9 +263,21 @@ def _datetimes(us: NDArray[np.int64], memo: dict[int, datetime]) -> list[datetim
             continue
         d = memo.get(v)
         if d is None:
-            d = memo[v] = EPOCH + timedelta(microseconds=v)
+            d = memo[v] = _datetime_or_clamped(v)
         out.append(d)
     return out
+
+
+def _datetime_or_clamped(us: int) -> datetime:
+    """The UTC time ``us`` µs after the epoch; one outside years 1-9999 (written
+    before writes were checked) is clamped to the nearest end and reported, so the
+    namespace still reads instead of failing on every load."""
+    try:
+        return EPOCH + timedelta(microseconds=us)
+    except OverflowError:
+        clamped = datetime.max.replace(tzinfo=UTC) if us > 0 else datetime.min.replace(tzinfo=UTC)
+        log.warning("timestamp_out_of_range", stored_us=us, read_as=clamped.isoformat())
+        return clamped
 
 
 def _json(text: str) -> dict[str, Any]:

@@ -11,6 +11,11 @@ import attrs
 __all__ = ["LanceStoreConfig"]
 
 _pos_int = [attrs.validators.instance_of(int), attrs.validators.ge(1)]
+#: The stemmer languages of LanceDB's full-text index (its ``lang_mapping``):
+#: checked here so a config naming another fails at ``labile check``, not at open.
+FTS_LANGUAGES = ("Arabic", "Danish", "Dutch", "English", "Finnish", "French", "German",
+                 "Greek", "Hungarian", "Italian", "Norwegian", "Portuguese", "Romanian",
+                 "Russian", "Spanish", "Swedish", "Tamil", "Turkish")
 
 
 @attrs.frozen(kw_only=True)
@@ -45,7 +50,8 @@ class LanceStoreConfig:
             fail once it is cleaned up.
         read_consistency_s: How stale this process may be about commits made
             by another process, in seconds; ``0`` checks on every read.
-        fts_language: Language of the full-text index's stemmer and stop words.
+        fts_language: Language of the full-text index's stemmer and stop words
+            (one of `FTS_LANGUAGES`).
         lock_timeout_s: How long to wait for another process's commit (which
             holds the store's write lock) before giving up with `StoreError`.
     """
@@ -62,5 +68,5 @@ class LanceStoreConfig:
     keep_versions_s: float = attrs.field(default=600.0, validator=attrs.validators.ge(0.0))
     read_consistency_s: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
     fts_language: str = attrs.field(default="English", validator=[
-        attrs.validators.instance_of(str), attrs.validators.min_len(1)])
+        attrs.validators.instance_of(str), attrs.validators.in_(FTS_LANGUAGES)])
     lock_timeout_s: float = attrs.field(default=60.0, validator=attrs.validators.ge(0.0))

@@ -174,8 +174,10 @@ def test_huge_text_is_stored_in_full(tmp_path: Path) -> None:
 
 def test_lone_surrogates_are_refused_and_nothing_is_written(store: LanceStore) -> None:
     bad = b"caf\xff".decode("utf-8", "surrogateescape")
+    unchecked = obs("o2")  # Observation refuses it when built; the store must too
+    object.__setattr__(unchecked, "text", bad)
     with pytest.raises(StoreError, match="not valid Unicode"):
-        store.add_observations("u", [obs("o1"), obs("o2", bad)])
+        store.add_observations("u", [obs("o1"), unchecked])
     with pytest.raises(StoreError, match="not valid Unicode"):
         store.upsert_nodes("u", [node("n", content=bad)])
     with pytest.raises(StoreError, match="not valid Unicode"):

@@ -110,6 +110,7 @@ def test_run_with_named_models_through_litellm(
 
     fake = make_fake([reply])
     monkeypatch.setattr(litellm_module, "completion", fake)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-never-sent")  # the provider check passes
     out = run_longmemeval(FIXTURE, preset=None, config=bm25_config, plugin_manager=make_pm(),
                           limit=1, answer_model="gpt-4o-mini", judge_model="gpt-4o-mini",
                           model_options={"cache_dir": str(tmp_path)})
