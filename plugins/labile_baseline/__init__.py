@@ -53,3 +53,12 @@ def labile_register_presets(register: Register) -> None:
 
     for name, (summary, table) in PRESETS.items():
         register(name, table, summary=summary)
+
+
+@hookimpl
+def labile_register_forget_handlers(register: Register) -> None:
+    """``baseline.forget``: turns that quoted a forgotten turn as context are rewritten."""
+    from labile_baseline.forget import forget_baseline
+
+    register("baseline.forget", forget_baseline,
+             summary="rewrite the context of turns that quoted a forgotten turn")
