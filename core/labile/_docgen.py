@@ -119,6 +119,7 @@ HOOK_STEPS: Final = (
     ("Searching: `Memory.search`", ("seeder", "expander", "filter")),
     ("Learning: `Memory.feedback`, `Memory.consolidate`", ("reconsolidator", "consolidator")),
     ("Answering: `Memory.answer`", ("answerer",)),
+    ("Forgetting: `Memory.forget`", ("forget_handler",)),
     ("Configuring: presets", ("preset",)),
     ("The command line: `labile …`", ("labile_register_commands",)),
 )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import attrs
 import numpy as np
 from numpy.typing import NDArray
 
@@ -27,6 +28,7 @@ from labile.plugin import (
     Deps,
     Edge,
     Feedback,
+    ForgetPlan,
     Hit,
     KindSpec,
     LLMError,
@@ -318,6 +320,21 @@ class BestHit:
 @hookimpl
 def labile_register_answerers(register: Register) -> None:
     register("acme.best_hit", BestHit, summary="the best hit's text")
+
+
+# --- labile_register_forget_handlers
+
+
+def keep_remaining_sources(plan: ForgetPlan) -> None:
+    """A node fed by several turns keeps the ones that remain (unrebuilt, it is dropped)."""
+    for node in plan.affected.values():
+        if node.kind == "acme.turn":
+            plan.rebuilt[node.id] = attrs.evolve(node, sources=plan.remaining_sources(node))
+
+
+@hookimpl
+def labile_register_forget_handlers(register: Register) -> None:
+    register("acme.forget", keep_remaining_sources, summary="keep the remaining sources")
 
 
 # --- labile_register_presets
