@@ -4,7 +4,6 @@ owns the table, and the speed of exact search in a small namespace."""
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -108,19 +107,15 @@ def test_searches_without_the_namespace_prefilter_still_check_namespaces(
     assert {n.namespace for n, _ in texts} == {"a"} and len(texts) == 60
     s.close()
 
-def test_small_namespace_retrieval_is_fast(store: LanceStore) -> None:
+def test_small_namespace_search_is_exact(store: LanceStore) -> None:
+    """Below the ANN threshold `auto` is the exact scan: the same top 10 as brute force.
+
+    (Its speed is measured by `labile bench scale`, not asserted here.)"""
     rng = np.random.default_rng(3)
     n = 10_000
     vecs = rvec(rng, n)
     with store.batch("u"):
         store.upsert_nodes("u", [node(f"n{i}", embedding=vecs[i]) for i in range(n)])
-    qs = rvec(rng, 50)
-    store.vector_search("u", qs[0], 10)
-    times = []
-    for q in qs:
-        t0 = time.perf_counter()
-        store.vector_search("u", q, 10)
-        times.append(time.perf_counter() - t0)
-    # The target is 2 ms at 384-d on this machine (see the bench); 16-d here, with slack
-    # for a loaded CI box.
-    assert float(np.median(times)) < 0.01
+    for q in rvec(rng, 20):
+        exact = [f"n{i}" for i in np.argsort(-(vecs @ q), kind="stable")[:10]]
+        assert [n.id for n, _ in store.vector_search("u", q, 10)] == exact
