@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 #: Bump together with any change to `ANSWER_SYSTEM` or `render_answer_prompt`.
-ANSWER_PROMPT_VERSION: Final = "answer-v1"
+ANSWER_PROMPT_VERSION: Final = "answer-v2"
 
 ANSWER_SYSTEM: Final = (
     "You are the answering step of a long-term memory system. You receive numbered "
@@ -210,8 +210,11 @@ def render_answer_prompt(question: str, context: str, *, as_of: datetime) -> str
         f"Current date: {_stamp(as_of)}\n\n"
         f"Memories (newest first):\n{evidence}\n\n"
         f"Question: {question.strip()}\n\n"
-        'Reply with JSON: {"answer": "<short answer>", "cited": [<numbers of the '
-        'memories used>]}'
+        # Fields described, not a template to fill: a small model copied the
+        # placeholder "<short answer>" verbatim as its answer.
+        'Reply with a JSON object with two fields: "answer", the answer in a few words '
+        'taken from the memories, and "cited", the list of the numbers of the memories '
+        'you used.'
     )
 
 
