@@ -1,8 +1,10 @@
-"""Reciprocal-rank fusion, the one formula every hybrid ranking in labile uses."""
+"""Score fusion shared by the bundles: reciprocal-rank fusion and z-scores."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import numpy as np
 
 
 def rrf(rankings: Sequence[tuple[Sequence[str], float]], k: int) -> dict[str, float]:
@@ -21,3 +23,12 @@ def rrf(rankings: Sequence[tuple[Sequence[str], float]], k: int) -> dict[str, fl
         for rank, node_id in enumerate(ids, start=1):
             fused[node_id] = fused.get(node_id, 0.0) + weight / (k + rank)
     return fused
+
+
+def zscores(values: Sequence[float]) -> list[float]:
+    """``(v - mean) / std`` of each value; all 0 when the values do not vary (or are none)."""
+    arr = np.asarray(values, dtype=np.float64)
+    std = float(arr.std()) if arr.size else 0.0
+    if std <= 1e-12:
+        return [0.0] * int(arr.size)
+    return [float(z) for z in (arr - arr.mean()) / std]

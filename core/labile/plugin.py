@@ -45,7 +45,7 @@ from labile._errors import (
     StoreError,
 )
 from labile._forget import ForgetPlan
-from labile._fusion import rrf
+from labile._fusion import rrf, zscores
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
 from labile._model import (
@@ -104,5 +104,5 @@ __all__ = [
     "Subgraph", "UsageMeter", "Vector", "add_memory_options",
     "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "holds_store", "hookimpl",
     "open_memory",
-    "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow",
+    "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow", "zscores",
 ]

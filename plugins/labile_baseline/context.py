@@ -20,15 +20,24 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-import numpy as np
 from attrs.validators import ge
 
-from labile.plugin import AddReport, Deps, Hit, Node, Observation, Query, Reach, cosine
+from labile.plugin import (
+    AddReport,
+    Deps,
+    Hit,
+    Node,
+    Observation,
+    Query,
+    Reach,
+    cosine,
+    zscores,
+)
 from labile.text.tokenize import words
 from labile_text.render import turn_text
 
 __all__ = ["ContextSeeder", "ContextSeederConfig", "ContextTurnExtractor",
-           "ContextTurnExtractorConfig", "zscores"]
+           "ContextTurnExtractorConfig"]
 
 
 @attrs.frozen(kw_only=True)
@@ -100,17 +109,6 @@ class ContextSeederConfig:
     candidates: int = attrs.field(default=50, validator=ge(1))
     dense_weight: float = attrs.field(default=0.5, validator=ge(0.0))
     speaker_boost: float = attrs.field(default=0.3, validator=ge(0.0))
-
-
-def zscores(values: Sequence[float]) -> list[float]:
-    """``(v - mean) / std`` of each value; all 0 when the values do not vary."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return []
-    std = float(arr.std())
-    if std <= 1e-12:
-        return [0.0] * int(arr.size)
-    return [float(z) for z in (arr - arr.mean()) / std]
 
 
 def speaker_named(node: Node, question_words: set[str]) -> bool:

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labile import Memory
+from labile.plugin import zscores
 from labile.testing import observations
-from labile_baseline.context import zscores
 
 TABLE: dict[str, Any] = {"preset": "context", "store": {"type": "memory"},
                          "embedder": {"type": "hashing"}}

@@ -35,7 +35,6 @@ namespace always yields seeds.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
@@ -54,6 +53,7 @@ from labile.plugin import (
     Store,
     component_field,
     cosine,
+    zscores,
 )
 from labile.text.tokenize import words
 from labile_realm.decisions import SEED_PLANNER, SeedPlanner
@@ -313,7 +313,7 @@ class RealmSeeder:
         raw_kw = [lexical[i][1] if i in lexical else 0.0 for i in ids]
         raw_sim = [sims.get(i, 0.0) for i in ids]
         out = []
-        for i, zk, ze, kw, sim in zip(ids, _zscores(raw_kw), _zscores(raw_sim), raw_kw, raw_sim,
+        for i, zk, ze, kw, sim in zip(ids, zscores(raw_kw), zscores(raw_sim), raw_kw, raw_sim,
                                       strict=True):
             z = cfg.keyword_weight * zk + cfg.embedding_weight * ze
             parts = {"embedding": sim, "keyword": kw, "z": z}
@@ -374,12 +374,3 @@ def _spoken_by(node: Node, anchors: list[set[str]]) -> bool:
         return False
     said = set(words(speaker))
     return any(a <= said for a in anchors)
-
-
-def _zscores(values: Sequence[float]) -> list[float]:
-    """``(v - mean) / std``; all 0 when the values do not vary."""
-    arr = np.asarray(values, dtype=np.float64)
-    std = float(arr.std()) if arr.size else 0.0
-    if std <= 1e-12:
-        return [0.0] * len(values)
-    return [float(z) for z in (arr - arr.mean()) / std]
