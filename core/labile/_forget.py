@@ -11,7 +11,7 @@ Forget handlers are registered by bundles (``labile_register_forget_handlers``,
 kind ``forget_handler``); each is called once per forget with the `ForgetPlan`
 and may rebuild affected nodes, drop or rewrite edges, and scrub state of its
 own outside the store (a reply cache). Edges carry no provenance, so the kernel
-then drops every edge, and every rebuilt node, whose text still holds a word
+then drops every edge and every node (rebuilt or not) whose text still holds a word
 found only in the forgotten observations (`ForgetPlan.leaks`).
 """
 
@@ -121,7 +121,8 @@ def plan_forget(deps: Deps, namespace: str, ids: Collection[str]) -> ForgetPlan:
 def apply_forget(plan: ForgetPlan, handlers: Collection[ForgetHandler]) -> dict[str, Any]:
     """Run the handlers, then remove and rewrite, in one batch; returns the counts.
 
-    A rebuilt node that still holds a forgotten-only word is dropped instead.
+    A rebuilt node that still holds a forgotten-only word is dropped instead, and
+    so is any other surviving node that holds one.
 
     Raises:
         ValueError: a handler rebuilt a node that is being dropped or does not
@@ -142,6 +143,10 @@ def apply_forget(plan: ForgetPlan, handlers: Collection[ForgetHandler]) -> dict[
         else:
             rebuilt[nid] = node
     dropped = plan.drop_nodes | leaking | (set(plan.affected) - set(rebuilt))
+    # A node can quote a forgotten observation without naming it as a source
+    # (a turn indexed with the turn before it): every other node is checked too.
+    dropped |= {n.id for n in store.iter_nodes(ns)
+                if n.id not in dropped and n.id not in rebuilt and plan.leaks(_node_text(n))}
     # A rebuilt node whose content changed is removed and written anew (content is
     # evidence: it never changes in place); its surviving edges are written back.
     renewed = {n for n, node in rebuilt.items() if node.content != old[n].content}

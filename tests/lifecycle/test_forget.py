@@ -109,6 +109,20 @@ def test_hook_labile_register_forget_handlers() -> None:
     assert counts["nodes_rebuilt"] == 1 and counts["nodes_removed"] == 1
 
 
+def test_a_node_quoting_a_forgotten_turn_without_naming_it_is_dropped() -> None:
+    """The kernel's leak guard covers every surviving node, not only those that name a
+    forgotten source: a node whose text quotes the forgotten turn goes too."""
+    memory = _memory("bm25")
+    memory.add(chat(), namespace="u")
+    t0 = memory.get("u", ["t0"])[0]
+    quoting = attrs.evolve(memory.store.get_nodes("u", ["t1"])[0], id="quoting",
+                           description=t0.text, sources=("t1",))
+    memory.store.upsert_nodes("u", [quoting])
+    memory.forget("u", ["t0"])
+    assert memory.get_nodes("u", ["quoting"]) == []
+    assert [n.id for n in memory.get_nodes("u", ["t1"])] == ["t1"]
+
+
 def test_a_handler_cannot_rebuild_with_a_forgotten_source() -> None:
     memory = _memory("bm25")
     memory.add(chat(), namespace="u")
