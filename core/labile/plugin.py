@@ -89,7 +89,7 @@ from labile._protocols import (
 )
 from labile._recorded import holds_store
 from labile._registry import NoConfig, Register
-from labile._usage import UsageMeter, estimate_tokens, usage_delta, usage_meters
+from labile._usage import UsageMeter
 from labile._vectors import cosine
 
 __all__ = [
@@ -102,7 +102,7 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",
     "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options",
-    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "holds_store", "hookimpl",
+    "component_field", "cosine", "echo", "edge_id", "holds_store", "hookimpl",
     "open_memory",
-    "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow", "zscores",
+    "rrf", "structure_options", "utcnow", "zscores",
 ]

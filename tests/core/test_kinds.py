@@ -358,7 +358,7 @@ def test_factories_get_the_deps_they_can_have() -> None:
         @hookimpl
         def labile_register_embedders(self, register: Any) -> None:
             def embedder(config: Any, deps: Any) -> Any:
-                from labile._hashing import HashingEmbedder
+                from labile_offline.hashing import HashingEmbedder
 
                 seen["embedder"] = deps
                 return HashingEmbedder()
