@@ -13,11 +13,16 @@ from pathlib import Path
 import pytest
 
 from labile import _hookspecs as hookspecs
-from labile._docgen import components_markdown, hooks_markdown, split_examples
 from labile._memory import build_registries
 from labile._plugins import BUNDLED, get_plugin_manager
+from labile_io.render import components_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("docgen", ROOT / "tools" / "docgen.py")
+assert _spec is not None and _spec.loader is not None
+docgen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(docgen)
+hooks_markdown, split_examples = docgen.hooks_markdown, docgen.split_examples
 HOOKS = [n for n, _ in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("labile_")]
 
 
@@ -28,7 +33,7 @@ def test_hook_reference_is_generated_and_current() -> None:
     examples = split_examples((ROOT / "docs/plugins/hook_examples.py").read_text())
     expected = hooks_markdown(get_plugin_manager(only=BUNDLED), examples)
     assert text.strip() == expected.strip(), (
-        "regenerate: python -m labile._docgen hooks > docs/plugins/hooks.md"
+        "regenerate: python tools/docgen.py hooks > docs/plugins/hooks.md"
     )
     for name in HOOKS:
         assert f"### `{name}(" in text
