@@ -18,6 +18,8 @@ from typing import Final
 
 import pluggy
 
+#: The repository root (this file is ``tools/docgen.py``).
+ROOT: Final = Path(__file__).resolve().parents[1]
 #: The hooks in the order a pipeline calls them, under the step that calls them.
 HOOK_STEPS: Final = (
     ("Declaring kinds: when the plugin manager is built", ("labile_declare_kinds",)),
@@ -109,8 +111,6 @@ def main(argv: list[str]) -> int:
         return 2
     return 0
 
-
-ROOT: Final = Path(__file__).resolve().parents[1]
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))

@@ -3,9 +3,8 @@
 The shell owns only ``plugins`` (and the ``inspect`` group); every other
 command (``components``, ``check``, ``search``, ``add``, ``demo``, ``bench …``,
 ``inspect …``) comes from a plugin through the ``labile_register_commands``
-hook (see `labile._commands`). Every command
-works offline on the embedded default. Output goes to stdout; logs
-(structlog) and progress bars go to stderr.
+hook (see `labile._commands`). Every command works offline on the embedded
+default. Output goes to stdout; logs (structlog) and progress bars go to stderr.
 """
 
 from __future__ import annotations
