@@ -21,8 +21,8 @@ satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
 `component_field`, `nested_kind`), the data model, the errors a component
 raises, and what commands use (`echo`, `open_memory`, `BUNDLED`: the
-bundles that ship with labile). The other kernel modules
-are the kernel's own business.
+bundles that ship with labile). The other kernel modules are the kernel's
+own business.
 """
 
 from __future__ import annotations
