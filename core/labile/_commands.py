@@ -1,7 +1,7 @@
 """Commands of the ``labile`` command line, and how plugins add them.
 
-The shell (`labile.cli`) owns a few generic commands; every other command
-comes from a plugin's ``labile_register_commands`` hook, which receives a
+The shell (`labile.cli`) owns only ``plugins``; every other command comes
+from a plugin's ``labile_register_commands`` hook, which receives a
 `RegisterCommand` callback::
 
     register("bench scale", run=run_scale, configure=add_scale_options,
@@ -17,7 +17,7 @@ reverse), raises `DuplicateComponentError` naming both plugins.
 
 Plugins' ``run`` functions write their results to stdout with `echo` and can
 open the memory a user points at with `add_memory_options` / `open_memory`,
-as the kernel's own commands do.
+as the bundled commands (``labile search``, ``labile add`` …) do.
 """
 
 from __future__ import annotations

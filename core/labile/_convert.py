@@ -15,8 +15,6 @@ it with ``deps.registries.build(spec, deps, …)``.
 from __future__ import annotations
 
 import enum
-import types
-import typing
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, get_args, get_origin
@@ -283,31 +281,3 @@ def _every_field_problem(config_cls: type, options: Mapping[str, Any]) -> list[s
             first = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
             problems.append(first)
     return problems
-
-
-def config_fields(config_cls: type) -> list[tuple[str, str, Any]]:
-    """``(name, type, default)`` for every field of an attrs config class.
-
-    A nested component field shows its kind as the type and the default
-    component's name as the default.
-    """
-    hints = typing.get_type_hints(config_cls)
-    out = []
-    for field in attrs.fields(config_cls):
-        default = field.default
-        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-            default = default.factory()
-        kind = nested_kind(field)
-        if kind is not None:
-            out.append((field.name, kind, default.type if default is not None else None))
-            continue
-        out.append((field.name, _type_name(hints.get(field.name, field.type)), default))
-    return out
-
-
-def _type_name(t: Any) -> str:
-    if isinstance(t, type) and not get_args(t):
-        return t.__name__
-    if isinstance(t, types.UnionType | typing._UnionGenericAlias):  # type: ignore[attr-defined]
-        return " | ".join(_type_name(a) for a in get_args(t))
-    return str(t).replace("typing.", "")

@@ -1,12 +1,13 @@
 """The kernel's own plugin, registered directly and never blocked.
 
-It provides what a pipeline needs with nothing else installed: the in-memory
-store, the deterministic ``hashing`` embedder, and the ``none`` LLM client.
+It provides the in-memory reference store and the ``none`` LLM client, the
+"no model" every offline pipeline names (and that `labile._needs` checks
+for), so neither depends on a bundle being enabled. Concrete embedders,
+``hashing`` included, ship in ``labile_offline``.
 """
 
 from __future__ import annotations
 
-from labile._hashing import HashingConfig, HashingEmbedder
 from labile._hookspecs import hookimpl
 from labile._memstore import MemoryStore, MemoryStoreConfig
 from labile._nollm import NoLLM, NoLLMConfig
@@ -18,13 +19,6 @@ def labile_register_stores(register: Register) -> None:
     """The in-process reference store."""
     register("memory", MemoryStore, config=MemoryStoreConfig,
              summary="in-process dictionaries; nothing persists (tests, short-lived agents)")
-
-
-@hookimpl
-def labile_register_embedders(register: Register) -> None:
-    """The dependency-free hashing embedder (fast tests; never the default)."""
-    register("hashing", HashingEmbedder, config=HashingConfig,
-             summary="deterministic feature hashing; for tests, not for quality")
 
 
 @hookimpl

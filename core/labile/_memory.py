@@ -59,11 +59,10 @@ from labile._validate import (
     check_bool,
     check_ids,
     check_int,
-    check_k,
     check_observation,
     check_optional_text,
+    check_question,
     check_text,
-    check_when,
 )
 
 log = structlog.get_logger(__name__)
@@ -178,8 +177,7 @@ class Memory:
             InputError: duplicate ids within the batch, an empty observation
                 (no text, no caption), or a bad namespace; nothing is written.
         """
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         start = time.perf_counter()
         if isinstance(observations, str | bytes | Observation) or not isinstance(
                 observations, Iterable):
@@ -244,12 +242,8 @@ class Memory:
         expanders and filters in order, and returns the hits with the
         activated subgraph and a trace of every atom.
         """
-        self._check_open()
-        _check_namespace(namespace)
-        check_text("query", query)
-        check_k(k)
-        if as_of is not None:
-            check_when("as_of", as_of)
+        self._ready(namespace)
+        check_question("query", query, k, as_of)
         t0 = time.perf_counter()
         vector = self.embedder.embed([query])[0]
         embed_ms = (time.perf_counter() - t0) * 1000
@@ -321,12 +315,8 @@ class Memory:
             ConfigError: the pipeline has no answerer.
             InputError: a bad question, namespace, ``k``, ``as_of`` or budget.
         """
-        self._check_open()
-        _check_namespace(namespace)
-        check_text("question", question)
-        check_k(k)
-        if as_of is not None:
-            check_when("as_of", as_of)
+        self._ready(namespace)
+        check_question("question", question, k, as_of)
         check_int("budget_tokens", budget_tokens, low=1, high=10_000_000)
         answerer: Answerer | None = self.components.get("answerer")
         if answerer is None:
@@ -358,8 +348,7 @@ class Memory:
 
     def consolidate(self, *, namespace: str) -> list[OperationReport]:
         """Run every consolidator over ``namespace``, then compact the store."""
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         reports = []
         for _name, op in self.consolidators:
             with self._write_lock, self.store.batch(namespace):
@@ -370,20 +359,17 @@ class Memory:
     # -- reading back, forgetting -------------------------------------------
     def get(self, namespace: str, ids: Sequence[str]) -> Sequence[Observation]:
         """Observations by id, in the order asked; unknown ids are left out."""
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         return self.store.get_observations(namespace, check_ids("ids", ids))
 
     def get_nodes(self, namespace: str, ids: Sequence[str]) -> Sequence[Node]:
         """Nodes by id, in the order asked, each with its ``sources`` (observation ids)."""
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         return self.store.get_nodes(namespace, check_ids("ids", ids))
 
     def list(self, namespace: str, *, offset: int = 0, limit: int = 100) -> Page[Observation]:
         """One page of the namespace's observations, in insertion order."""
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         return Page.of(self.store.iter_observations(namespace), offset, limit)
 
     def list_nodes(
@@ -391,8 +377,7 @@ class Memory:
         where: NodeFilter | None = None,
     ) -> Page[Node]:
         """One page of the namespace's nodes passing ``where``, in insertion order."""
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         return Page.of(self.store.iter_nodes(namespace, where), offset, limit)
 
     def forget(
@@ -410,8 +395,7 @@ class Memory:
         """
         from labile._forget import apply_forget, plan_forget
 
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         ids = check_ids("observation_ids", observation_ids)
         check_bool("erase", erase)
         with self._write_lock:
@@ -428,8 +412,7 @@ class Memory:
 
     def purge(self, namespace: str, *, erase: bool = False) -> None:
         """Remove the whole namespace (``erase``: and its earlier data versions)."""
-        self._check_open()
-        _check_namespace(namespace)
+        self._ready(namespace)
         check_bool("erase", erase)
         with self._write_lock:
             self.store.purge(namespace)
@@ -492,6 +475,11 @@ class Memory:
     def _check_open(self) -> None:
         if self._closed:
             raise InputError("this Memory is closed")
+
+    def _ready(self, namespace: object) -> None:
+        """Refuse a call on a closed memory or with a bad namespace."""
+        self._check_open()
+        _check_namespace(namespace)
 
 
 def _check_namespace(namespace: object) -> None:

@@ -88,6 +88,15 @@ def check_when(name: str, value: object) -> datetime:
     return value
 
 
+def check_question(name: str, text: object, k: object, as_of: object) -> None:
+    """What a search or an answer is asked: a non-blank ``text`` (called ``name`` in the
+    error), a valid ``k``, and ``as_of`` either ``None`` or a valid time."""
+    check_text(name, text)
+    check_k(k)
+    if as_of is not None:
+        check_when("as_of", as_of)
+
+
 def check_ids(name: str, value: object) -> list[str]:
     """A list (or other non-string iterable) of non-empty encodable strings."""
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):

@@ -18,9 +18,11 @@ A plugin is a module (or object) with ``@hookimpl`` functions::
 It exports the hook marker and callbacks (`hookimpl`, `Register`,
 `Declare`), the kind declaration (`KindSpec`), the ports every component
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
-`Deps`), the config helpers (`NoConfig`, `ComponentSpec`, `component_field`),
-the data model and the errors a component raises. The other kernel modules
-are the kernel's own business.
+`Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
+`component_field`, `nested_kind`), the data model, the errors a component
+raises, and what commands use (`echo`, `open_memory`, `BUNDLED`: the
+bundles that ship with labile). The other kernel modules are the kernel's
+own business.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from labile._commands import (
     open_memory,
 )
 from labile._config import structure_options
-from labile._convert import ComponentSpec, component_field
+from labile._convert import ComponentSpec, component_field, nested_kind
 from labile._errors import (
     ConfigError,
     InputError,
@@ -70,6 +72,7 @@ from labile._model import (
     edge_id,
     utcnow,
 )
+from labile._plugins import BUNDLED
 from labile._protocols import (
     Answerer,
     Consolidator,
@@ -88,21 +91,19 @@ from labile._protocols import (
     StoreDeps,
 )
 from labile._recorded import holds_store
-from labile._registry import NoConfig, Register
-from labile._usage import UsageMeter, estimate_tokens, usage_delta, usage_meters
+from labile._registry import NoConfig, Register, Registries
+from labile._usage import UsageMeter
 from labile._vectors import cosine
 
 __all__ = [
-    "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
+    "BUNDLED", "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "Deps", "Direction", "Edge", "Embedder",
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
-    "LLMClient",
-    "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig", "Node",
-    "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
-    "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand",
+    "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
+    "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
+    "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options",
-    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "holds_store", "hookimpl",
-    "open_memory",
-    "rrf", "structure_options", "usage_delta", "usage_meters", "utcnow", "zscores",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
+    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "structure_options",
+    "utcnow", "zscores",
 ]

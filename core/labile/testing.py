@@ -1,23 +1,24 @@
 """Helpers for testing labile and its plugins (ours and third parties').
 
 ``make_deps`` builds the `Deps` a component factory receives, with an
-in-memory store, the hashing embedder and (optionally) an LLM client such as
-``labile_llm.ScriptedLLM``, so a single component can be tested without a
+in-memory store, the ``hashing`` embedder and (optionally) an LLM client such
+as ``labile_llm.ScriptedLLM``, so a single component can be tested without a
 whole pipeline.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from labile._hashing import HashingConfig, HashingEmbedder
+from labile._convert import ComponentSpec
 from labile._memstore import MemoryStore
 from labile._model import Observation
 from labile._nollm import NoLLM
 from labile._plugins import get_plugin_manager
-from labile._protocols import Deps, Embedder, LLMClient, Store
+from labile._protocols import CoreDeps, Deps, Embedder, LLMClient, Store
 from labile._registry import Registries, collect
 from labile._schema import CheckedStore, Schema
 from labile._store_contract import StoreContract
@@ -38,7 +39,7 @@ def make_deps(
     embedder: Embedder | None = None,
     llm: LLMClient | None = None,
 ) -> Deps:
-    """`Deps` for testing one component: in-memory store, hashing embedder, no LLM.
+    """`Deps` for testing one component: in-memory store, ``hashing`` embedder, no LLM.
 
     The store is wrapped in `CheckedStore`, as in a real pipeline. A `Deps` is
     also a `StoreDeps` and a `CoreDeps`, so it serves store, embedder and LLM
@@ -46,18 +47,31 @@ def make_deps(
     """
     registries = registries or make_registries()
     schema = Schema.from_registries(registries)
-    usage = UsageMeter()
+    core = CoreDeps(schema=schema, usage=UsageMeter(), registries=registries)
     if getattr(llm, "usage", False) is None:
         # A client without a meter (a scripted one, say) records into this one.
-        llm.usage = usage  # type: ignore[union-attr]
+        llm.usage = core.usage  # type: ignore[union-attr]
     return Deps(
-        embedder=embedder or HashingEmbedder(HashingConfig()),
+        embedder=embedder or _bundled(core, "embedder", "hashing"),
         llm=llm or NoLLM(),
         schema=schema,
-        usage=usage,
+        usage=core.usage,
         registries=registries,
         store=CheckedStore(store or MemoryStore(), schema),
     )
+
+
+def _bundled(deps: CoreDeps, kind: str, name: str) -> Any:
+    """The bundled component ``name``, built from ``deps``' registries or, when a test
+    built them without entry points, from the installed bundles (the ``hashing``
+    embedder ships in ``labile_offline``)."""
+    registries = deps.registries if name in deps.registries[kind] else _installed()
+    return registries.build(ComponentSpec(kind=kind, type=name), deps)
+
+
+@functools.cache
+def _installed() -> Registries:
+    return make_registries()
 
 
 def observations(

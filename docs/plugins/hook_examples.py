@@ -1,7 +1,7 @@
 """One short, working example per hook: the source of the examples in the hook reference.
 
-`labile._docgen.hooks_markdown` cuts this file at the ``# --- <hook>`` lines and
-shows each part under its hook (``python -m labile._docgen hooks``), and
+`tools/docgen.py` (`hooks_markdown`) cuts this file at the ``# --- <hook>`` lines and
+shows each part under its hook (``python tools/docgen.py hooks``), and
 ``tests/core/test_hook_examples.py`` runs the whole module as a plugin: the
 ``acme`` preset wires every example into one pipeline that adds, searches,
 learns, consolidates and answers. So an example that stops working fails a test.

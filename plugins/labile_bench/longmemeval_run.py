@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import structlog
 
-from labile.plugin import Observation, UsageMeter, usage_delta
+from labile.plugin import Observation, UsageMeter
 from labile_bench.longmemeval import LMEItem, load_longmemeval
 from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile_bench.qa import QAEvaluator, build_named_llm, summarize
+from labile_llm.usage import usage_delta
 
 if TYPE_CHECKING:
     import pluggy

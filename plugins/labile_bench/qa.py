@@ -36,12 +36,11 @@ from labile.plugin import (
     RetrievalResult,
     UsageMeter,
     structure_options,
-    usage_delta,
-    usage_meters,
 )
 from labile_bench.judge import JUDGE_PROMPT_VERSION, judge, judge_prompt_sha256
 from labile_bench.metrics import bleu1, percentile, rouge_l, token_f1
 from labile_llm.answer import ANSWER_PROMPT_VERSION, answer_question
+from labile_llm.usage import usage_delta, usage_meters
 
 if TYPE_CHECKING:
     from labile import Memory

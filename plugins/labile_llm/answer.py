@@ -39,10 +39,9 @@ from labile.plugin import (
     Node,
     OperationReport,
     RetrievalResult,
-    estimate_tokens,
-    usage_delta,
-    usage_meters,
 )
+from labile_llm.tokens import estimate_tokens
+from labile_llm.usage import usage_delta, usage_meters
 
 if TYPE_CHECKING:
     from labile import Memory
@@ -194,7 +193,7 @@ def token_counter_of(model: object) -> TokenCounter:
     A client that knows its tokenizer should offer ``count_tokens`` (the
     ``litellm`` and ``scripted`` clients count as litellm does), so the
     evidence context is measured in the tokens of the model that reads it;
-    for any other client `labile._usage.estimate_tokens` stands in.
+    for any other client `labile_llm.tokens.estimate_tokens` stands in.
     """
     count = getattr(model, "count_tokens", None)
     return count if callable(count) else estimate_tokens

@@ -4,7 +4,7 @@
 (tiktoken ``cl100k_base``), loaded from the encoding file that litellm
 bundles: found without importing litellm and checked by SHA-256, so it never
 touches the network. Where litellm or tiktoken is missing it falls back to
-the kernel's offline estimate (`labile._usage.estimate_tokens`).
+an offline estimate (`estimate_tokens`).
 
 The litellm client counts a call's tokens with it when the provider reports
 none, and the ``scripted`` client always does (unless told to estimate), so
@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 import structlog
 
-from labile.plugin import MissingDependencyError, estimate_tokens
+from labile.plugin import MissingDependencyError
 
 __all__ = [
     "TokenCounter",
@@ -37,6 +37,15 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 TokenCounter = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """An offline token estimate (about 4 characters per token, words at least).
+
+    What usage figures and context budgets fall back to when no tokenizer of
+    the model is at hand.
+    """
+    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 
 #: litellm bundles tiktoken files named as tiktoken caches them (SHA-1 of the URL).
 _CL100K_FILE: Final = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"

@@ -1,7 +1,8 @@
 """The offline embedder bundle: ONNX sentence embedders that ship their weights in a package.
 
 ``minilm`` (all-MiniLM-L6-v2 int8, the default), ``paraphrase-l3`` (paraphrase-MiniLM-L3-v2,
-optional extra ``l3``) and ``minilm+l3`` (both fused in one vector space).
+optional extra ``l3``) and ``minilm+l3`` (both fused in one vector space); plus ``hashing``
+(`labile_offline.hashing`), the dependency-free embedder of fast tests.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from labile.plugin import Register, hookimpl
 
 @hookimpl
 def labile_register_embedders(register: Register) -> None:
-    """Register ``minilm``, ``paraphrase-l3`` and ``minilm+l3``."""
+    """Register ``minilm``, ``paraphrase-l3``, ``minilm+l3`` and ``hashing``."""
+    from labile_offline.hashing import HashingConfig, HashingEmbedder
     from labile_offline.minilm import MiniLMConfig, MiniLMEmbedder
     from labile_offline.paraphrase import (
         FusedEmbedder,
@@ -27,3 +29,5 @@ def labile_register_embedders(register: Register) -> None:
     register("minilm+l3", FusedEmbedder, config=FusedEmbedderConfig,
              summary="MiniLM-L6 and paraphrase-L3 concatenated (768-d, weighted cosine); "
                      "needs labile[l3]")
+    register("hashing", HashingEmbedder, config=HashingConfig,
+             summary="deterministic feature hashing; for tests, not for quality")

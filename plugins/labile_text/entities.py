@@ -13,8 +13,22 @@ import re
 
 import attrs
 
-from labile.text.tokenize import STOPWORDS, is_stopword, wordset
+from labile.text.tokenize import STOPWORDS, is_stopword
 from labile_text.dates import MONTH_NUMBERS, WEEKDAY_NUMBERS
+from labile_text.entity_vocab import (
+    COMMON,
+    FILLER_VOCAB,
+    GREETING_BEFORE_NAME,
+    HOLIDAYS,
+    HONORIFICS,
+    NATIONALITIES,
+    ORG_CUES,
+    ORG_HEADS,
+    PERSON_BEFORE_PREP,
+    PLACE_CUES,
+    PLACE_HEADS,
+    PLACE_PREPS,
+)
 from labile_text.names import ends_clause, is_acronym
 from labile_text.sentences import split_sentences
 
@@ -52,38 +66,6 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”")
 
 _MONTHS = frozenset(MONTH_NUMBERS)
 _DAYS = frozenset(WEEKDAY_NUMBERS) | {"weekend"}
-# Nationality and language adjectives are capitalised but are not names of people.
-_NATIONALITIES = wordset(
-    """
-    american english british spanish german french italian chinese japanese korean
-    european african asian canadian mexican indian russian portuguese greek dutch swedish
-    irish scottish australian latin arabic brazilian turkish polish thai vietnamese
-    """
-)
-_HOLIDAYS = wordset(
-    "christmas easter thanksgiving halloween hanukkah passover ramadan diwali xmas"
-)
-# Words often capitalised at the start of a chat sentence (or shouted) that are
-# never names on their own: interjections, discourse markers, time adverbs,
-# quantifiers, kinship terms and chat abbreviations.
-_COMMON = wordset(
-    """
-    hey hi hello hiya howdy yo wow whoa oh ooh ah aw aww haha hahaha lol lmao omg yay
-    yeah yep yup yes no nope ok okay alright sure thanks thank thx please sorry well hmm
-    um uh ugh btw tbh idk imo fyi diy tv congrats congratulations cheers bye goodbye
-    good great nice cool awesome amazing wonderful fantastic sounds glad love hope
-    yesterday today tomorrow tonight now then later soon recently lately sometimes
-    also anyway anyways besides plus still finally first second last next maybe
-    perhaps honestly actually luckily unfortunately sadly hopefully definitely
-    totally really just even though although however since after before once
-    everyone everybody someone somebody anyone anybody nobody everything something
-    anything nothing mom dad mum mommy daddy grandma grandpa granny sis bro sir madam
-    dear guys man dude girl buddy pal folks wish keep take see let lets check look
-    what whats where wheres who whos how hows why when which there theres here heres
-    one two three four five six seven eight nine ten oops whoops gosh geez jeez damn
-    dang wait huh yikes ouch phew meh welp mhm ha mine yours ours theirs every many
-    """
-)
 # Laughter and drawn-out interjections: "Hahaha", "Awww", "Hmmm", "Lool".
 _INTERJECTION = re.compile(
     r"h?(?:ha|he|hi){2,}h?|lo+l|a+w+|o+h+|h+m+|u+m+|u+g+h+|y+a+y+|w+o+w+|o+m+g+"
@@ -91,43 +73,7 @@ _INTERJECTION = re.compile(
 _INITIALS = re.compile(r"(?:[A-Z]\.)*[A-Z]|[A-Z][a-z]*")
 _NAME_PREFIX = re.compile(r"(?:Mc|Mac|Le|La|De|Di|Da|Du|Van|Von|O)[A-Z][a-z]")
 _CONNECTORS = frozenset({"of", "the", "de", "del", "da", "di", "du", "van", "von", "for", "&"})
-_HONORIFICS = wordset(
-    "mr mrs ms miss dr prof professor aunt uncle sir lady lord saint captain coach"
-)
-_ORG_CUES = wordset(
-    """
-    inc corp corporation co ltd llc university college school academy institute center
-    centre group club church company foundation agency association society council
-    committee department hospital clinic bank band team league union network studio
-    studios press records labs magazine museum library charity shelter
-    """
-)
-_ORG_HEADS = frozenset({"university", "college", "bank", "church", "school", "academy"})
-_PLACE_CUES = wordset(
-    """
-    city town village street st avenue ave road rd boulevard park lake river mountain
-    mountains mount mt beach island islands valley canyon county state province falls bay
-    coast forest desert ocean sea hill hills square bridge airport station harbor harbour
-    peninsula gulf national republic kingdom
-    """
-)
-_PLACE_HEADS = frozenset({"mount", "mt", "lake", "lago", "isle", "cape", "fort", "port"})
-# Prepositions and verbs that introduce a place: "in Paris", "visited Rome".
-_PLACE_PREPS = wordset(
-    "in to from at near around across towards toward through via into visit visited visiting visits"
-)
-# Words after which "to X"/"from X"/"at X" names a person: "talked to Mel",
-# "a card from Mel".
-_PERSON_BEFORE_PREP = wordset(
-    """
-    talk talked talking talks said say says spoke speak speaking speaks gave give giving
-    gives sent send sending sends wrote write writing writes listen listened listening
-    introduced married reached close next thanks thank according belong belongs belonged
-    message messaged text texted letter card gift call called heard hear hearing received
-    learned note email present lesson lessons advice shout look looked looking smiled used
-    goodbye bye hello hi
-    """
-)
+
 
 
 def _lower(token: str) -> str:
@@ -143,7 +89,7 @@ def _is_common(token: str) -> bool:
     low = _lower(_POSSESSIVE.sub("", token))
     return (
         is_stopword(token)
-        or low in _COMMON
+        or low in COMMON
         or low in _MONTHS
         or low in _DAYS
         or low == "i"
@@ -218,7 +164,7 @@ def _name_groups(sentence: list[_Tok], caps_mid: set[str]) -> list[list[_Tok]]:
         tok = sentence[i]
         i += 1
         honorific = (
-            _lower(tok.text) in _HONORIFICS
+            _lower(tok.text) in HONORIFICS
             and i < n
             and _is_capitalised(sentence[i].text)
             and _joinable(tok, sentence[i])
@@ -307,13 +253,13 @@ def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
     prev = before[k - 1] if k > 0 and adjacent else None
     prev2 = before[k - 2] if k > 1 else None
     lows = [_lower(_POSSESSIVE.sub("", t.text)) for t in group]
-    if lows[0] in _HONORIFICS:
+    if lows[0] in HONORIFICS:
         return "person"
-    if any(low in _ORG_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in _ORG_HEADS):
+    if any(low in ORG_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in ORG_HEADS):
         return "organization"
-    if any(low in _HOLIDAYS for low in lows) or (len(lows) == 1 and lows[0] in _NATIONALITIES):
+    if any(low in HOLIDAYS for low in lows) or (len(lows) == 1 and lows[0] in NATIONALITIES):
         return "other"
-    if any(low in _PLACE_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in _PLACE_HEADS):
+    if any(low in PLACE_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in PLACE_HEADS):
         return "place"
     possessive = _POSSESSIVE.search(group[-1].text) is not None
     # "to a LGBTQ support group": after an article, a name followed by a plain
@@ -330,9 +276,9 @@ def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
         person_prep = (
             p in {"to", "from", "at"}
             and prev2 is not None
-            and _lower(prev2.text) in _PERSON_BEFORE_PREP
+            and _lower(prev2.text) in PERSON_BEFORE_PREP
         )
-        if p in _PLACE_PREPS and not person_prep:
+        if p in PLACE_PREPS and not person_prep:
             return "place"
     if (
         len(group) == 1
@@ -427,30 +373,6 @@ def normalize_name(name: str) -> str:
     return _ARTICLE.sub("", s)
 
 
-# Vocabulary of small talk: greetings, thanks, farewells, acknowledgements,
-# interjections and stock compliments. A turn made only of these (plus stopwords
-# and the name of the person addressed) carries no memorable information.
-_FILLER_VOCAB = wordset(
-    """
-    hey hi hello hiya howdy yo greetings morning afternoon evening night good great nice
-    cool awesome amazing wonderful fantastic excellent lovely sweet neat super incredible
-    impressive beautiful gorgeous stunning cute adorable perfect brilliant fab fabulous
-    wow whoa oh ooh ah aw aww haha hahaha hehe lol lmao omg yay hooray woohoo yeah yep
-    yup yes no nope ok okay alright sure right true exactly absolutely definitely totally
-    indeed agreed agree thanks thank thx ty appreciate appreciated welcome bye goodbye
-    farewell cya later soon see talk catch care take luck cheers congrats congratulations
-    sounds sound glad happy hear heard sorry love fun really much lot lots well hmm um uh
-    ugh wish best pleasure anytime np problem bet dear friend buddy pal man dude girl
-    guys everyone keep day meet wait proud means miss excited interesting inspiring hope
-    going new anything thing things stuff also truly get got kind hug hugs xoxo long time
-    ages em nah
-    """
-)
-_GREETING_BEFORE_NAME = wordset(
-    "hey hi hello hiya thanks thank bye goodbye congrats congratulations dear yo morning night"
-)
-
-
 def is_filler(text: str) -> bool:
     """Tell whether a turn is pure small talk with nothing worth remembering.
 
@@ -473,7 +395,7 @@ def is_filler(text: str) -> bool:
             low = _lower(tok.text)
             if (
                 is_stopword(tok.text)
-                or low in _FILLER_VOCAB
+                or low in FILLER_VOCAB
                 or len(low) <= 1
                 or _INTERJECTION.fullmatch(low) is not None
             ):
@@ -508,6 +430,6 @@ def _addresses_someone(text: str, sentence: list[_Tok], idx: int) -> bool:
     tok, prev = sentence[idx], sentence[idx - 1]
     return (
         "," in tok.gap
-        or _lower(prev.text) in _GREETING_BEFORE_NAME
+        or _lower(prev.text) in GREETING_BEFORE_NAME
         or (_is_capitalised(prev.text) and tok.gap == " " and not _is_common(prev.text))
     )

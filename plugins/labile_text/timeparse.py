@@ -27,7 +27,6 @@ Conventions (documented because English is ambiguous here):
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -39,6 +38,20 @@ from labile_text.dates import (
     FULL_WEEKDAY_NAMES,
     MONTH_NUMBERS,
     WEEKDAY_NUMBERS,
+)
+from labile_text.intervals import (
+    Interval,
+    add_months,
+    clamped,
+    day_interval,
+    month_interval,
+    offset,
+    season_interval,
+    shifted_interval,
+    valid_year,
+    week_interval,
+    weekend_interval,
+    year_interval,
 )
 
 __all__ = ["GRANULARITIES", "TimeMention", "resolve_time_expressions"]
@@ -89,51 +102,6 @@ _NUMBER_WORDS = {
     "couple": 2,
     "few": 3,
 }
-_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
-
-# --------------------------------------------------------------------------- #
-# Calendar helpers                                                             #
-# --------------------------------------------------------------------------- #
-
-_Interval = tuple[date, date, str]  # [start, end) in whole days, granularity
-
-
-def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
-    y, m0 = divmod(year * 12 + (month - 1) + delta, 12)
-    return y, m0 + 1
-
-
-def _month(year: int, month: int) -> _Interval:
-    ny, nm = _add_months(year, month, 1)
-    return date(year, month, 1), date(ny, nm, 1), "month"
-
-
-def _year(year: int) -> _Interval:
-    return date(year, 1, 1), date(year + 1, 1, 1), "year"
-
-
-def _day(d: date) -> _Interval:
-    return d, d + timedelta(days=1), "day"
-
-
-def _week(d: date) -> _Interval:
-    monday = d - timedelta(days=d.weekday())
-    return monday, monday + timedelta(days=7), "week"
-
-
-def _weekend(saturday: date) -> _Interval:
-    return saturday, saturday + timedelta(days=2), "weekend"
-
-
-def _season(season: str, year: int) -> _Interval:
-    start = date(year, _SEASON_START[season], 1)
-    ey, em = _add_months(year, _SEASON_START[season], 3)
-    return start, date(ey, em, 1), "range"
-
-
-def _valid_year(y: int) -> bool:
-    return 1900 <= y <= 2100
-
 
 def _number(raw: str) -> int:
     """Value of a count phrase: "3", "three", "a", "a couple of", "a few"."""
@@ -141,11 +109,6 @@ def _number(raw: str) -> int:
     if key.isdigit():
         return int(key)
     return _NUMBER_WORDS[key.removeprefix("a ").removesuffix(" of")]
-
-
-def _clamped(year: int, month: int, day: int) -> date:
-    """``date(year, month, day)`` with the day clamped to the month's length."""
-    return date(year, month, min(day, calendar.monthrange(year, month)[1]))
 
 
 # --------------------------------------------------------------------------- #
@@ -173,7 +136,7 @@ _WD = (
 )
 _SEASON = r"(?P<season>spring|summer|fall|autumn|winter)"
 
-_Handler = Callable[[re.Match[str], date], _Interval | None]
+_Handler = Callable[[re.Match[str], date], Interval | None]
 _RULES: list[tuple[re.Pattern[str], _Handler]] = []
 
 
@@ -197,43 +160,43 @@ def _month_of(m: re.Match[str]) -> int | None:
 
 
 @_rule(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})")
-def _iso(m: re.Match[str], anchor: date) -> _Interval | None:
+def _iso(m: re.Match[str], anchor: date) -> Interval | None:
     y = int(m.group("y"))
-    return _day(date(y, int(m.group("m")), int(m.group("d")))) if _valid_year(y) else None
+    return day_interval(date(y, int(m.group("m")), int(m.group("d")))) if valid_year(y) else None
 
 
 @_rule(rf"(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MON}\.?,?\s+{_YEAR}")
 @_rule(rf"{_MON}\.?\s+(?:the\s+)?{_DAYNUM},?\s+{_YEAR}")
-def _full_date(m: re.Match[str], anchor: date) -> _Interval | None:
+def _full_date(m: re.Match[str], anchor: date) -> Interval | None:
     month, y = _month_of(m), int(m.group("y"))
-    if month is None or not _valid_year(y):
+    if month is None or not valid_year(y):
         return None
-    return _day(date(y, month, int(m.group("d"))))
+    return day_interval(date(y, month, int(m.group("d"))))
 
 
 @_rule(rf"(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MON}\.?")
 @_rule(rf"{_MON}\.?\s+(?:the\s+)?{_DAYNUM}")
-def _day_month(m: re.Match[str], anchor: date) -> _Interval | None:
+def _day_month(m: re.Match[str], anchor: date) -> Interval | None:
     month = _month_of(m)
-    return None if month is None else _day(date(anchor.year, month, int(m.group("d"))))
+    return None if month is None else day_interval(date(anchor.year, month, int(m.group("d"))))
 
 
 @_rule(rf"{_MON}\.?,?\s+(?:of\s+)?{_YEAR}")
-def _month_year(m: re.Match[str], anchor: date) -> _Interval | None:
+def _month_year(m: re.Match[str], anchor: date) -> Interval | None:
     month, y = _month_of(m), int(m.group("y"))
-    return _month(y, month) if month is not None and _valid_year(y) else None
+    return month_interval(y, month) if month is not None and valid_year(y) else None
 
 
 @_rule(rf"(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}")
-def _season_year(m: re.Match[str], anchor: date) -> _Interval | None:
+def _season_year(m: re.Match[str], anchor: date) -> Interval | None:
     y = int(m.group("y"))
-    return _season(m.group("season").casefold(), y) if _valid_year(y) else None
+    return season_interval(m.group("season").casefold(), y) if valid_year(y) else None
 
 
 @_rule(rf"(?P<rel>last|next|this\s+past|this\s+coming|this|past)\s+{_SEASON}")
-def _relative_season(m: re.Match[str], anchor: date) -> _Interval | None:
+def _relative_season(m: re.Match[str], anchor: date) -> Interval | None:
     season, rel = m.group("season").casefold(), " ".join(m.group("rel").casefold().split())
-    candidates = [_season(season, y) for y in range(anchor.year - 2, anchor.year + 2)]
+    candidates = [season_interval(season, y) for y in range(anchor.year - 2, anchor.year + 2)]
     if rel in {"last", "this past", "past"}:
         done = [c for c in candidates if c[1] <= anchor]
         return done[-1] if done else None
@@ -241,17 +204,17 @@ def _relative_season(m: re.Match[str], anchor: date) -> _Interval | None:
         return next(c for c in candidates if c[0] > anchor)
     # "this summer": the season of the anchor's year (a winter Jan/Feb belongs to the previous one).
     year = anchor.year - 1 if season == "winter" and anchor.month <= 2 else anchor.year
-    return _season(season, year)
+    return season_interval(season, year)
 
 
 @_rule(rf"(?P<cue>back\s+in|in|since|of|during|from)\s+{_YEAR}")
-def _cued_year(m: re.Match[str], anchor: date) -> _Interval | None:
+def _cued_year(m: re.Match[str], anchor: date) -> Interval | None:
     y = int(m.group("y"))
-    if not _valid_year(y):
+    if not valid_year(y):
         return None
     if m.group("cue").casefold() == "since" and y <= anchor.year:
         return date(y, 1, 1), anchor + timedelta(days=1), "range"
-    return _year(y)
+    return year_interval(y)
 
 
 @_rule(
@@ -259,7 +222,7 @@ def _cued_year(m: re.Match[str], anchor: date) -> _Interval | None:
     r"in\s+mid|in|during|since|early|late|mid|the\s+end\s+of|the\s+beginning\s+of|"
     rf"the\s+start\s+of|the\s+middle\s+of|the\s+month\s+of)[\s-]+{_FULL_MON}"
 )
-def _cued_month(m: re.Match[str], anchor: date) -> _Interval | None:
+def _cued_month(m: re.Match[str], anchor: date) -> Interval | None:
     raw = m.group("mon")
     if not raw[0].isupper():
         return None  # "in may" is too often the verb
@@ -274,19 +237,19 @@ def _cued_month(m: re.Match[str], anchor: date) -> _Interval | None:
         y = anchor.year - 1
     if rel == "since":
         return date(y, month, 1), anchor + timedelta(days=1), "range"
-    return _month(y, month)
+    return month_interval(y, month)
 
 
 @_rule(r"(?P<rel>this|last|next|the\s+previous|previous)\s+(?P<unit>week|month|year)")
-def _relative_unit(m: re.Match[str], anchor: date) -> _Interval | None:
+def _relative_unit(m: re.Match[str], anchor: date) -> Interval | None:
     rel = m.group("rel").casefold().split()[-1]
     step = {"this": 0, "last": -1, "previous": -1, "next": 1}[rel]
     unit = m.group("unit").casefold()
     if unit == "week":
-        return _week(anchor + timedelta(days=7 * step))
+        return week_interval(anchor + timedelta(days=7 * step))
     if unit == "month":
-        return _month(*_add_months(anchor.year, anchor.month, step))
-    return _year(anchor.year + step)
+        return month_interval(*add_months(anchor.year, anchor.month, step))
+    return year_interval(anchor.year + step)
 
 
 def _saturday_of_current_or_last(anchor: date) -> date:
@@ -302,25 +265,25 @@ def _last_weekend_saturday(anchor: date) -> date:
 
 
 @_rule(r"(?P<rel>last|this\s+past|past|this\s+coming|this|next|over\s+the)\s+weekend")
-def _relative_weekend(m: re.Match[str], anchor: date) -> _Interval | None:
+def _relative_weekend(m: re.Match[str], anchor: date) -> Interval | None:
     rel = " ".join(m.group("rel").casefold().split())
     in_weekend = anchor.weekday() >= 5
     recent = _saturday_of_current_or_last(anchor)
     this = recent if in_weekend else recent + timedelta(days=7)
     if rel in {"last", "this past", "past"}:
-        return _weekend(_last_weekend_saturday(anchor))
+        return weekend_interval(_last_weekend_saturday(anchor))
     if rel == "over the":
-        return _weekend(recent)
+        return weekend_interval(recent)
     if rel == "next":
-        return _weekend(this + timedelta(days=7))
-    return _weekend(this)
+        return weekend_interval(this + timedelta(days=7))
+    return weekend_interval(this)
 
 
 @_rule(
     rf"(?:(?P<rel>last|next|this\s+coming|this\s+past|this|on|coming|past)\s+)?{_WD}"
     r"(?:\s+(?:morning|afternoon|evening|night))?"
 )
-def _weekday(m: re.Match[str], anchor: date) -> _Interval | None:
+def _weekday(m: re.Match[str], anchor: date) -> Interval | None:
     raw = m.group("wd")
     if raw.casefold() not in FULL_WEEKDAY_NAMES and (not m.group("rel") or not raw[0].isupper()):
         return None  # "sun", "sat", "wed" are words: abbreviations need a cue and a capital
@@ -328,18 +291,18 @@ def _weekday(m: re.Match[str], anchor: date) -> _Interval | None:
     rel = " ".join((m.group("rel") or "").casefold().split())
     back = (anchor.weekday() - target) % 7  # days back to the most recent one, 0 = today
     if rel in {"last", "this past", "past"}:
-        return _day(anchor - timedelta(days=back or 7))
+        return day_interval(anchor - timedelta(days=back or 7))
     if rel in {"next", "this coming", "coming"}:
         ahead = (target - anchor.weekday()) % 7
-        return _day(anchor + timedelta(days=ahead or 7))
-    return _day(anchor - timedelta(days=back))
+        return day_interval(anchor + timedelta(days=ahead or 7))
+    return day_interval(anchor - timedelta(days=back))
 
 
 @_rule(
     r"the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|last\s+night|"
     r"today|tonight|this\s+(?:morning|afternoon|evening)|tomorrow"
 )
-def _relative_day(m: re.Match[str], anchor: date) -> _Interval | None:
+def _relative_day(m: re.Match[str], anchor: date) -> Interval | None:
     phrase = " ".join(m.group(0).casefold().split())
     offset = {
         "the day before yesterday": -2,
@@ -348,58 +311,34 @@ def _relative_day(m: re.Match[str], anchor: date) -> _Interval | None:
         "last night": -1,
         "tomorrow": 1,
     }.get(phrase, 0)
-    return _day(anchor + timedelta(days=offset))
-
-
-def _shift(anchor: date, n: int, unit: str) -> _Interval:
-    """The day/week/month/year interval ``n`` units away from ``anchor``."""
-    if unit == "day":
-        return _day(anchor + timedelta(days=n))
-    if unit == "week":
-        return _week(anchor + timedelta(days=7 * n))
-    if unit == "month":
-        return _month(*_add_months(anchor.year, anchor.month, n))
-    return _year(anchor.year + n)
+    return day_interval(anchor + timedelta(days=offset))
 
 
 @_rule(rf"{_NUM}\s+(?P<unit>day|week|weekend|month|year)s?\s+(?:ago|back)")
-def _ago(m: re.Match[str], anchor: date) -> _Interval | None:
+def _ago(m: re.Match[str], anchor: date) -> Interval | None:
     n, unit = _number(m.group("n")), m.group("unit").casefold()
     if unit == "weekend":
         # "a weekend ago" is last weekend; each further one is a week earlier.
-        return _weekend(_last_weekend_saturday(anchor) - timedelta(days=7 * (n - 1)))
-    return _shift(anchor, -n, unit)
+        return weekend_interval(_last_weekend_saturday(anchor) - timedelta(days=7 * (n - 1)))
+    return shifted_interval(anchor, -n, unit)
 
 
 @_rule(rf"in\s+{_NUM}\s+{_UNIT}(?!\s+ago)")
-def _in_future(m: re.Match[str], anchor: date) -> _Interval | None:
-    return _shift(anchor, _number(m.group("n")), m.group("unit").casefold())
-
-
-def _months_from(anchor: date, months: int) -> date:
-    """The same day of the month ``months`` away, clamped to the month's length."""
-    y, mo = _add_months(anchor.year, anchor.month, months)
-    return _clamped(y, mo, anchor.day)
-
-
-def _offset(anchor: date, n: int, unit: str) -> date:
-    """``anchor`` moved by ``n`` days/weeks/months/years (negative = back)."""
-    if unit in {"day", "week"}:
-        return anchor + timedelta(days=n * (7 if unit == "week" else 1))
-    return _months_from(anchor, n * (12 if unit == "year" else 1))
+def _in_future(m: re.Match[str], anchor: date) -> Interval | None:
+    return shifted_interval(anchor, _number(m.group("n")), m.group("unit").casefold())
 
 
 @_rule(
     rf"(?:the\s+)?(?P<dir>past|last|next)\s+{_NUM}\s+{_UNIT}"
     r"|(?:the\s+)?past\s+(?P<unit2>day|week|month|year)s?"
 )
-def _rolling(m: re.Match[str], anchor: date) -> _Interval | None:
+def _rolling(m: re.Match[str], anchor: date) -> Interval | None:
     n = _number(m.group("n")) if m.group("n") else 1
     unit = (m.group("unit") or m.group("unit2")).casefold()
     if (m.group("dir") or "").casefold() == "next":
         # "the next few months": from today to the same day N units ahead.
-        return anchor, _offset(anchor, n, unit) + timedelta(days=1), "range"
-    return _offset(anchor, -n, unit), anchor + timedelta(days=1), "range"
+        return anchor, offset(anchor, n, unit) + timedelta(days=1), "range"
+    return offset(anchor, -n, unit), anchor + timedelta(days=1), "range"
 
 
 _FUTURE = re.compile(
@@ -419,15 +358,15 @@ def _future_context(text: str, start: int, end: int) -> bool:
     return bool(_FUTURE.search(sentence))
 
 
-def _roll_forward(handler: _Handler, m: re.Match[str], iv: _Interval) -> _Interval:
+def _roll_forward(handler: _Handler, m: re.Match[str], iv: Interval) -> Interval:
     """The next occurrence of a bare month, day or weekday instead of the last one."""
     start, end, gran = iv
     if handler is _weekday:
         return start + timedelta(days=7), end + timedelta(days=7), gran
     if gran == "month":
-        y, mo = _add_months(start.year, start.month, 12)
-        return _month(y, mo)
-    return _day(_clamped(start.year + 1, start.month, start.day))
+        y, mo = add_months(start.year, start.month, 12)
+        return month_interval(y, mo)
+    return day_interval(clamped(start.year + 1, start.month, start.day))
 
 
 def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
@@ -473,7 +412,7 @@ def resolve_time_expressions(
         raise ValueError(f"tense must be 'auto', 'past' or 'future', got {tense!r}")
     tz: tzinfo = anchor.tzinfo or UTC
     day = anchor.date()
-    found: list[tuple[int, int, _Interval]] = []
+    found: list[tuple[int, int, Interval]] = []
     for pattern, handler in _RULES:
         for m in pattern.finditer(text):
             try:
@@ -492,7 +431,7 @@ def resolve_time_expressions(
             found.append((m.start(), m.end(), interval))
     # Longest match wins ("the day before yesterday" over "yesterday").
     found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
-    chosen: list[tuple[int, int, _Interval]] = []
+    chosen: list[tuple[int, int, Interval]] = []
     for cand in found:
         if all(cand[1] <= s or e <= cand[0] for s, e, _ in chosen):
             chosen.append(cand)

@@ -8,6 +8,7 @@ from allmem_helpers import open_memory
 
 import labile_allmem
 import labile_llm
+import labile_offline
 from labile._config import CONVERTER, resolve
 from labile._errors import ConfigError
 from labile._memory import Memory, build_registries
@@ -19,7 +20,7 @@ KINDS = ("extractor", "seeder", "expander", "filter", "consolidator", "node_kind
 
 @pytest.fixture(scope="module")
 def registries():
-    return make_registries(labile_allmem, labile_llm, entry_points=False)
+    return make_registries(labile_allmem, labile_llm, labile_offline, entry_points=False)
 
 
 def test_every_component_is_registered_under_the_bundle_prefix(registries):

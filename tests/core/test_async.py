@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labile import AsyncMemory, InputError, Memory
-from labile._hashing import HashingEmbedder
 from labile.testing import observations
+from labile_offline.hashing import HashingEmbedder
 
 TABLE: dict[str, Any] = {"preset": "hybrid", "store": {"type": "memory"},
                          "embedder": {"type": "hashing"}}

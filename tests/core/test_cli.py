@@ -94,7 +94,7 @@ def test_search_says_when_scores_do_not_follow_rank(
     from collections.abc import Iterator
     from datetime import UTC
 
-    import labile.cli as cli
+    import labile_io.pipeline_commands as cli
     from labile._model import Hit, Node, Query, Reach, RetrievalResult, Subgraph
 
     def result(scores: list[float]) -> RetrievalResult:
@@ -241,10 +241,11 @@ def test_a_clash_names_both_plugins(first: Clasher, second: Clasher) -> None:
 
 
 def test_a_plugin_cannot_take_a_kernel_command(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["plugins"], plugin_manager=_pm(Clasher("search")))
+    code = main(["plugins"], plugin_manager=_pm(Clasher("plugins")))
     assert code == 2
     err = capsys.readouterr().err
-    assert "command 'search' from plugin 'extra-0' clashes with the one from plugin 'labile'" in err
+    assert ("command 'plugins' from plugin 'extra-0' clashes with the one from plugin "
+            "'labile'") in err
 
 
 @pytest.mark.parametrize("path", ["", "  ", "Bench", "bench_scale", "bench/scale", "9lives"])

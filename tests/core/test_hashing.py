@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 import pytest
 
-from labile._hashing import HashingConfig, HashingEmbedder
+from labile_offline.hashing import HashingConfig, HashingEmbedder
 
 # Computed once with blake2b feature hashing; Python's salted hash() would change these in every
 # process, so matching them proves the vectors are process-independent.

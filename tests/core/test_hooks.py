@@ -12,7 +12,6 @@ from core_helpers import OFFLINE
 
 from labile import Memory, hookimpl
 from labile._errors import ConfigError, SchemaError
-from labile._hashing import HashingEmbedder
 from labile._memstore import MemoryStore
 from labile._model import (
     AddReport,
@@ -33,6 +32,7 @@ from labile._model import (
 from labile._plugins import get_plugin_manager
 from labile.testing import observations
 from labile_llm import ScriptedLLM
+from labile_offline.hashing import HashingEmbedder
 
 BASE = OFFLINE
 

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from labile import Memory
 from labile._config import PipelineConfig, resolve
-from labile._docgen import components_markdown, components_text
 from labile._errors import ConfigError, DuplicateComponentError, PluginLoadError
 from labile._kinds import KindSpec
 from labile._memory import build_registries
@@ -33,6 +32,7 @@ from labile.plugin import (
     hookimpl,
 )
 from labile.testing import observations
+from labile_io.render import components_markdown, components_text
 from labile_llm import ScriptedLLM
 
 BASE = OFFLINE
@@ -358,7 +358,7 @@ def test_factories_get_the_deps_they_can_have() -> None:
         @hookimpl
         def labile_register_embedders(self, register: Any) -> None:
             def embedder(config: Any, deps: Any) -> Any:
-                from labile._hashing import HashingEmbedder
+                from labile_offline.hashing import HashingEmbedder
 
                 seen["embedder"] = deps
                 return HashingEmbedder()

@@ -13,11 +13,16 @@ from pathlib import Path
 import pytest
 
 from labile import _hookspecs as hookspecs
-from labile._docgen import components_markdown, hooks_markdown, split_examples
 from labile._memory import build_registries
 from labile._plugins import BUNDLED, get_plugin_manager
+from labile_io.render import components_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("docgen", ROOT / "tools" / "docgen.py")
+assert _spec is not None and _spec.loader is not None
+docgen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(docgen)
+hooks_markdown, split_examples = docgen.hooks_markdown, docgen.split_examples
 HOOKS = [n for n, _ in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("labile_")]
 
 
@@ -28,7 +33,7 @@ def test_hook_reference_is_generated_and_current() -> None:
     examples = split_examples((ROOT / "docs/plugins/hook_examples.py").read_text())
     expected = hooks_markdown(get_plugin_manager(only=BUNDLED), examples)
     assert text.strip() == expected.strip(), (
-        "regenerate: python -m labile._docgen hooks > docs/plugins/hooks.md"
+        "regenerate: python tools/docgen.py hooks > docs/plugins/hooks.md"
     )
     for name in HOOKS:
         assert f"### `{name}(" in text
@@ -225,3 +230,42 @@ def test_every_property_test_states_its_property() -> None:
             if given and len(ast.get_docstring(node) or "") < 20:
                 bare.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert not bare, "property tests without a docstring stating the property:\n" + "\n".join(bare)
+
+
+#: Issue #10's size budget: the kernel under `KERNEL_BUDGET` lines in all, and no module
+#: anywhere over `MODULE_BUDGET` lines (about 500, with room for a docstring to grow).
+KERNEL_BUDGET = 5000
+MODULE_BUDGET = 550
+#: Modules being split on other branches at the time of writing; the lead removes each
+#: entry when its split is merged, and then the budget holds for it too.
+BEING_SPLIT = frozenset({
+    "plugins/labile_realm/prompts.py", "plugins/labile_lancedb/store.py",
+    "contrib/labile_litellm/client.py", "plugins/labile_realm/retrieve/expand.py",
+})
+
+
+def _line_count(path: Path) -> int:
+    """Lines as `wc -l` counts them (newlines), which is how the budget is stated."""
+    return path.read_bytes().count(b"\n")
+
+
+def test_no_module_is_over_the_module_budget() -> None:
+    """Every module under core/, plugins/ and contrib/ has at most MODULE_BUDGET lines."""
+    over = sorted(
+        f"{rel} ({n} lines)"
+        for root in ("core", "plugins", "contrib")
+        for path in (ROOT / root).rglob("*.py")
+        if (rel := path.relative_to(ROOT).as_posix()) not in BEING_SPLIT
+        and (n := _line_count(path)) > MODULE_BUDGET
+    )
+    assert not over, f"split these by concern (budget {MODULE_BUDGET} lines): {over}"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "#10 is open: core/labile is about 6,200 lines. What the issue says the kernel keeps "
+    "already comes to more than 5,000; see the #10 section of the closing note. Strict: "
+    "once the kernel is under budget this xfail fails, and the marker must go."))
+def test_the_kernel_is_under_its_line_budget() -> None:
+    """core/labile, all modules together, has fewer than KERNEL_BUDGET lines."""
+    total = sum(_line_count(p) for p in (ROOT / "core").rglob("*.py"))
+    assert total < KERNEL_BUDGET, f"core/labile has {total} lines (budget {KERNEL_BUDGET})"

@@ -32,7 +32,8 @@ BM25_CONFIG: dict[str, Any] = {
 
 
 def plugin_manager(*extra: object) -> pluggy.PluginManager:
-    """Kernel essentials + the baseline, llm (``scripted``) and litellm bundles + ``extra``.
+    """Kernel essentials + the offline (``hashing``), baseline, llm (``scripted``) and
+    litellm bundles + ``extra``.
 
     Entry points are not scanned, so bundles under construction elsewhere in
     the tree cannot break these tests.
@@ -40,9 +41,10 @@ def plugin_manager(*extra: object) -> pluggy.PluginManager:
     import labile_baseline
     import labile_litellm
     import labile_llm
+    import labile_offline
 
-    return get_plugin_manager(entry_points=False,
-                              extra=[labile_baseline, labile_llm, labile_litellm, *extra])
+    return get_plugin_manager(entry_points=False, extra=[
+        labile_offline, labile_baseline, labile_llm, labile_litellm, *extra])
 
 
 #: The warning filters litellm installs at import (litellm/_process_defaults.py and

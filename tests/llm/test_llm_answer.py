@@ -15,10 +15,11 @@ from labile._errors import InputError, LLMOutputError
 from labile._hookspecs import hookimpl
 from labile._memory import Memory
 from labile._model import Answer, Feedback, Hit, Node, OperationReport, Reach, RetrievalResult
-from labile._usage import UsageMeter, usage_delta
+from labile._usage import UsageMeter
 from labile.testing import observations
 from labile_llm import ScriptedLLM
 from labile_llm.answer import ANSWER_PROMPT_VERSION, ANSWER_SCHEMA, answer_question, build_context
+from labile_llm.usage import usage_delta
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -93,7 +94,7 @@ def test_context_cuts_a_too_long_best_hit() -> None:
        budget=st.integers(min_value=1, max_value=120))
 def test_context_never_exceeds_budget(texts: list[str], budget: int) -> None:
     """Whatever the hits and budget, the context fits the budget and numbers each node once."""
-    from labile._usage import estimate_tokens as count_tokens
+    from labile_llm.tokens import estimate_tokens as count_tokens
 
     hits = [hit(f"n{i}", t, days=i % 3, score=1.0 - i / 10) for i, t in enumerate(texts)]
     text, ids = build_context(hits, budget_tokens=budget, count_tokens=count_tokens)

@@ -11,7 +11,7 @@ import pytest
 from labile._errors import LLMError, LLMOutputError
 from labile._protocols import LLMClient
 from labile._registry import collect
-from labile._usage import UsageMeter, estimate_tokens
+from labile._usage import UsageMeter
 from labile_llm import ScriptedLLM, ScriptedLLMConfig
 from labile_llm.retry import (
     ErrorKind,
@@ -22,7 +22,7 @@ from labile_llm.retry import (
     RetryPolicy,
     classify_error,
 )
-from labile_llm.tokens import litellm_tokenizer, token_counter
+from labile_llm.tokens import estimate_tokens, litellm_tokenizer, token_counter
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 
