@@ -141,12 +141,29 @@ def test_time_range_only_in_hybrid_mode_and_untimed_nodes_pass() -> None:
     deps = graph()
     q = query(deps, "beach")
     window = (_day(55), _day(70))
-    hyb = seeder(deps).seed(q, plan_state(keywords=("beach",), time_range=window))
+    hyb = seeder(deps, outside_window=0.0).seed(
+        q, plan_state(keywords=("beach",), time_range=window))
     ids = {h.node.id for h in hyb}
     assert "c" in ids and "b" not in ids and "a" not in ids
     assert "d" in ids or "e" in ids  # nodes without a time are kept
     kw = seeder(deps, "keywords_match").seed(q, plan_state(keywords=("beach",), time_range=window))
     assert "b" in {h.node.id for h in kw}
+
+
+def test_nodes_outside_a_short_time_range_fill_the_list_at_a_discount() -> None:
+    """A window that leaves fewer than ``top_k`` seeds is topped up from outside it,
+    each such seed scored at ``outside_window`` times its own fused score."""
+    deps = graph()
+    q = query(deps, "beach")
+    window = (_day(55), _day(70))
+    free = {h.node.id: h.score for h in seeder(deps).seed(q, plan_state(keywords=("beach",)))}
+    hits = seeder(deps, outside_window=0.5).seed(
+        q, plan_state(keywords=("beach",), time_range=window))
+    outside = {h.node.id: h for h in hits if "outside_window" in h.scores}
+    assert {"a", "b"} <= set(outside)
+    assert "c" not in outside
+    for node_id, h in outside.items():
+        assert h.score == pytest.approx(0.5 * free[node_id])
 
 
 def test_several_plans_merge_by_id_keeping_the_best() -> None:

@@ -47,6 +47,7 @@ from labile_realm.decisions import (
     ExpansionPolicy,
     SufficiencyController,
 )
+from labile_realm.retrieve.fusion import STATE_RELEVANCE, Fusion
 from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
@@ -106,6 +107,13 @@ class ExpandConfig:
             evidence set, reached again from another node, gain activation
             (noisy-OR with weight ``echo_weight``) instead of being ignored.
         echo_weight: Weight of a repeated activation in ``"accumulate"`` mode.
+        own_relevance: Score a reached node by its own relevance to the question,
+            on the seeds' scale (the seeder's fitted fusion of BM25 and cosine,
+            `labile_realm.retrieve.fusion`), times the support of the edge that
+            reached it: ``own × (1 − ρ + ρ·edge score)`` with ρ =
+            ``support_weight``. Off: eq. 8 (the edge description's similarity to
+            the question), which leaves reached nodes far below the seeds.
+        support_weight: ρ, how much a weak edge discounts a reached node.
         typed: Let edge types matter. Off (an ablation), every edge is alike:
             layer/predicate filters are ignored and an edge's semantic score
             reads one generic description instead of its own.
@@ -142,6 +150,8 @@ class ExpandConfig:
         default="accumulate", validator=in_(("edge", "propagate", "accumulate")))
     echo_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     typed: bool = True
+    own_relevance: bool = False
+    support_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
 
     def __attrs_post_init__(self) -> None:
@@ -176,6 +186,7 @@ class RealmExpander:
         plan = plans[0] if plans else SeedPlan(query=query.text)
         info = state.setdefault(STATE_EXPANSION, {})
         cache = ExpansionCache(self.store, query.namespace)
+        fusion = state.get(STATE_RELEVANCE) if self.config.own_relevance else None
         rounds = 0
         for round_ in range(self.config.max_rounds):
             decision = self.controller.decide(
@@ -194,7 +205,7 @@ class RealmExpander:
                 if origin is None:
                     continue
                 found = self._run_action(query, origin, actions[node_id], reached, new, echoes,
-                                         cache)
+                                         cache, fusion)
                 for r in found:
                     hit = self._hit(r, origin, round_)
                     old = new.get(r.node.id)
@@ -267,7 +278,7 @@ class RealmExpander:
     def _run_action(
         self, query: Query, origin: Hit, action: ExpansionAction,
         reached: dict[str, Hit], new: dict[str, Hit], echoes: dict[str, float],
-        cache: ExpansionCache,
+        cache: ExpansionCache, fusion: Fusion | None,
     ) -> list[Reached]:
         r_vec = self._reasoning_vector(query, action.reasoning)
         blocked = set(reached) | set(new)
@@ -278,7 +289,8 @@ class RealmExpander:
 
         def candidates(sources: Sequence[Reached],
                        block: set[str]) -> list[tuple[str, Reached, Edge]]:
-            return self._candidates(query, sources, action, r_vec, block, reached, echoes, cache)
+            return self._candidates(query, sources, action, r_vec, block, reached, echoes, cache,
+                                    fusion)
 
         if action.mode == "path_search":
             return path_search(seed, action, self.config.hop_penalty, blocked, candidates)
@@ -309,11 +321,14 @@ class RealmExpander:
         self, query: Query, sources: Sequence[Reached],
         action: ExpansionAction, r_vec: np.ndarray, blocked: set[str],
         reached: dict[str, Hit], echoes: dict[str, float], cache: ExpansionCache,
+        fusion: Fusion | None = None,
     ) -> list[tuple[str, Reached, Edge]]:
         """Score the candidates one hop away from each source (a partial path).
 
         Candidates already in the evidence set are not returned; in
         ``accumulate`` mode their repeated activation is recorded in ``echoes``.
+        With ``fusion`` (``own_relevance``), a candidate's activation is its own
+        relevance times the edge's support, and the beam admits by it.
         """
         ids = [s.node.id for s in sources]
         by_node: dict[str, list[tuple[Edge, str, bool]]] = {i: [] for i in ids}
@@ -357,10 +372,14 @@ class RealmExpander:
                     continue
                 s_acc = access_score(cosine(d_vec, q_vec), e.weight, -delta, self.config.beta)
                 act = self._activation(parent, s_acc)
+                rank = score
+                if fusion is not None:
+                    rho = self.config.support_weight
+                    act = rank = fusion.score(node)[0] * (1.0 - rho + rho * score)
                 if echo:
                     echoes[other] = max(echoes.get(other, 0.0), act)
                     continue
-                out.append((src, Reached(node=node, edge_score=score, access=s_acc,
+                out.append((src, Reached(node=node, edge_score=rank, access=s_acc,
                                           path=(*path, other), edges=(e.id,),
                                           hop_scores=(score,), activation=act), e))
         return out
