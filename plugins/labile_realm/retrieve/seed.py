@@ -44,6 +44,7 @@ from attrs.validators import ge, in_, le
 from labile.plugin import (
     ComponentSpec,
     Deps,
+    Edge,
     Hit,
     Node,
     NodeFilter,
@@ -99,6 +100,8 @@ class SeedConfig:
             namespaces would weigh them heavily.
         context_weight: γ, the share of the preceding event's BM25 score an
             event's keyword score gains (0: off; see the module docstring).
+        context_by_weight: Scale the predecessor's share by the ``precedes``
+            edge's weight (which reconsolidation adjusts).
         fusion: How hybrid mode combines the signals: ``"weighted"`` (the
             normalised scores, weighted) or ``"zscore"`` (see the module docstring).
         anchor_boost: Added to the hybrid score of a node spoken by one of the
@@ -126,6 +129,7 @@ class SeedConfig:
         default="minmax", validator=in_(("max", "minmax")))
     drop_participants: bool = True
     context_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    context_by_weight: bool = False
     fusion: Literal["weighted", "zscore"] = attrs.field(
         default="weighted", validator=in_(("weighted", "zscore")))
     anchor_boost: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
@@ -200,23 +204,33 @@ class RealmSeeder:
         for kinds, window, threshold in attempts:
             where = NodeFilter(kinds=kinds, time_range=window) \
                 if kinds is not None or window is not None else None
-            scored, fusion = self._score(query, plan, mode, vector, where)
+            context: dict[str, Edge] = {}
+            scored, fusion = self._score(query, plan, mode, vector, where, context)
             kept = [(n, s, parts) for n, s, parts in scored if s >= threshold]
             if kept:
                 relaxed = (kinds, window, threshold) != attempts[0]
                 if window is not None and len(kept) < self.config.top_k:
-                    kept += self._outside_window(query, plan, mode, vector, kinds, kept)
+                    kept += self._outside_window(query, plan, mode, vector, kinds, kept, context)
                 kept.sort(key=lambda t: (-t[1], t[0].id))
                 return [
-                    Hit(node=n, score=s, via=Reach(atom=self.atom, stage="seed", plan=tag),
+                    Hit(node=n, score=s, via=self._reach(tag, context.get(n.id)),
                         scores={**parts, "seed": s, **({"relaxed": 1.0} if relaxed else {})})
                     for n, s, parts in kept[: self.config.top_k]
                 ], fusion
         return self._last_resort(query, tag), None
 
+    def _reach(self, tag: str, context: Edge | None) -> Reach:
+        """How a seed was reached: by this atom, over the ``precedes`` edge that lent it
+        its lexical context if one did (so reconsolidation credits that edge)."""
+        if context is None:
+            return Reach(atom=self.atom, stage="seed", plan=tag)
+        return Reach(atom=self.atom, stage="seed", plan=tag, path=(context.src, context.dst),
+                     edges=(context.id,))
+
     def _outside_window(
         self, query: Query, plan: SeedPlan, mode: SeedMode, vector: np.ndarray | None,
         kinds: frozenset[str] | None, kept: list[tuple[Node, float, dict[str, float]]],
+        context: dict[str, Edge],
     ) -> list[tuple[Node, float, dict[str, float]]]:
         """Seeds outside the plan's time range, scored × ``outside_window``, that fill a
         list the range left short: a question's date is often not the date the answer
@@ -226,7 +240,7 @@ class RealmSeeder:
             return []
         have = {n.id for n, _, _ in kept}
         where = NodeFilter(kinds=kinds) if kinds is not None else None
-        scored, _ = self._score(query, plan, mode, vector, where)
+        scored, _ = self._score(query, plan, mode, vector, where, context)
         return [(n, s * factor, {**parts, "outside_window": factor})
                 for n, s, parts in scored if n.id not in have]
 
@@ -244,6 +258,7 @@ class RealmSeeder:
         mode: SeedMode,
         vector: np.ndarray | None,
         where: NodeFilter | None,
+        context: dict[str, Edge],
     ) -> tuple[list[tuple[Node, float, dict[str, float]]], Fusion | None]:
         """The candidates of both signals, scored, and the fusion fitted on them."""
         cfg = self.config
@@ -259,7 +274,7 @@ class RealmSeeder:
             for node, score in self.store.text_search(ns, text, cfg.candidates, where=where):
                 lexical[node.id] = (node, float(score))
             if cfg.context_weight > 0 and lexical:
-                lexical = self._with_context(ns, lexical, dense, where)
+                lexical = self._with_context(ns, lexical, dense, where, context)
         if mode == "query_match":
             return [(n, s, {"embedding": s}) for n, s in dense.values()], None
         fusion = Fusion.fit(
@@ -297,18 +312,25 @@ class RealmSeeder:
     def _with_context(
         self, namespace: str, lexical: dict[str, tuple[Node, float]],
         dense: dict[str, tuple[Node, float]], where: NodeFilter | None,
+        context: dict[str, Edge],
     ) -> dict[str, tuple[Node, float]]:
         """Keyword scores plus γ × the predecessor's, over ``precedes`` edges.
 
         Successors of lexical matches that passed neither list join with
-        their context score alone (if ``where`` accepts them).
+        their context score alone (if ``where`` accepts them). With
+        ``context_by_weight`` the share is γ × the edge's weight, so what
+        reconsolidation learns about an edge reaches seeding. The edge that
+        lent each node its context is recorded in ``context``.
         """
         gamma = self.config.context_weight
-        before: dict[str, float] = {}
+        by_weight = self.config.context_by_weight
+        before: dict[str, tuple[float, Edge]] = {}
         for e in self.store.edges_of(namespace, list(lexical), direction="out"):
             if e.predicate != PRECEDES or e.src not in lexical or e.attrs.get("retired"):
                 continue
-            before[e.dst] = max(before.get(e.dst, 0.0), lexical[e.src][1])
+            share = lexical[e.src][1] * (e.weight if by_weight else 1.0)
+            if e.dst not in before or share > before[e.dst][0]:
+                before[e.dst] = (share, e)
         if not before:
             return lexical
         known = {i: n for i, (n, _) in lexical.items()}
@@ -318,10 +340,11 @@ class RealmSeeder:
             if where is None or where.accepts(node):
                 known[node.id] = node
         out = dict(lexical)
-        for i, prev in before.items():
-            if i in known:
+        for i, (prev, edge) in before.items():
+            if i in known and prev > 0:
                 own = lexical[i][1] if i in lexical else 0.0
                 out[i] = (known[i], own + gamma * prev)
+                context[i] = edge
         return out
 
     def _learn_participants(self, namespace: str, nodes: Any) -> None:
