@@ -268,3 +268,11 @@ def test_context_edge_is_recorded_and_its_weight_can_count() -> None:
     assert plain["q1"].via.edges == ()
     assert plain["r1"].score == pytest.approx(0.5)
     assert weighted["r1"].score == pytest.approx(0.5 * 0.4)
+
+
+@pytest.mark.parametrize(("text", "current"), [
+    ("Where does Ann live now?", True), ("Is Jon still dancing?", True),
+    ("What is Gina's current job?", True), ("Where did Ann live in 2020?", False),
+    ("What does Ann like about snow?", False)])
+def test_present_state_cue(text: str, current: bool) -> None:
+    assert read_question(text).asks_current is current

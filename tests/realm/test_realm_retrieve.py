@@ -506,6 +506,27 @@ def test_aggregate_demotes_hits_that_add_no_new_source() -> None:
     assert [h.node.id for h in out] == ["a", "b", "a2"]
 
 
+def test_present_state_questions_rank_the_superseding_hit_first() -> None:
+    """Of two hits where one supersedes the other, a "now" question gets the later one
+    first even when it scored lower; other questions keep the score order."""
+    deps = graph()
+    deps.store.upsert_edges(NS, [Edge(id=edge_id("f", "realm.supersedes", "c"), src="f",
+                                      dst="c", predicate="realm.supersedes", weight=0.6)])
+
+    def ranked(text: str) -> list[str]:
+        hits = [_seed_hit(deps, "c", 0.9), _seed_hit(deps, "f", 0.5)]
+        out = Aggregate(AggregateConfig(demote_covered=False), deps).filter(
+            query(deps, text), hits, {})
+        return [h.node.id for h in out]
+
+    assert ranked("Where does Ann walk Max now?") == ["f", "c"]
+    assert ranked("Where did Ann walk Max?") == ["c", "f"]
+    off = Aggregate(AggregateConfig(latest_first=False), deps).filter(
+        query(deps, "Where does Ann walk Max now?"),
+        [_seed_hit(deps, "c", 0.9), _seed_hit(deps, "f", 0.5)], {})
+    assert [h.node.id for h in off] == ["c", "f"]
+
+
 def test_configs_reject_unknown_kinds() -> None:
     with pytest.raises(ValueError):
         AggregateConfig(evidence_kinds=("memory",))
