@@ -15,6 +15,7 @@ from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
 from labile_realm.retrieve.expand import ExpandConfig, RealmExpander
+from labile_realm.retrieve.fusion import STATE_RELEVANCE
 from labile_realm.retrieve.plan import (
     STATE_ACTIVATED,
     STATE_EXPANSION,
@@ -270,6 +271,43 @@ def test_beam_reaches_neighbours_and_records_how() -> None:
     assert b.via.stage == "expand" and b.via.path == ("a", "b") and b.via.hop == 1
     assert b.via.edges == (edge_id("a", "realm.precedes", "b"),)
     assert {"edge", "path", "access", "eq8"} <= set(b.scores)
+
+
+def test_edges_read_as_their_target_need_no_embedder_call() -> None:
+    """With ``edge_meaning = "target"`` expansion embeds no edge description: the
+    semantic terms read the reached node's stored embedding."""
+    deps = graph()
+    calls: list[int] = []
+    real = deps.embedder.embed
+
+    def counting(texts: Any) -> Any:
+        calls.append(len(texts))
+        return real(texts)
+
+    exp = expander(deps, conflict_inhibit=False, beam_hops=1, edge_meaning="target")
+    object.__setattr__(deps.embedder, "embed", counting)
+    out = _expand(deps, exp, ["a"])
+    assert {"b", "e", "g"} <= set(out)
+    assert calls == [1]  # the query only (built by `query`), never a description
+
+
+def test_own_relevance_scores_reached_nodes_on_the_seed_scale() -> None:
+    """With ``own_relevance`` a reached node's activation is the seeder's fused score of
+    that node times ``1 − ρ + ρ·edge score``, whatever the edge description says."""
+    deps = graph()
+    q = query(deps, "beach")
+    state = plan_state(keywords=("beach",))
+    seeds = seeder(deps).seed(q, state)
+    fusion = state[STATE_RELEVANCE]
+    exp = expander(deps, conflict_inhibit=False, beam_hops=1, own_relevance=True,
+                   support_weight=0.5)
+    start = [h for h in seeds if h.node.id == "a"] or [_seed_hit(deps, "a")]
+    out = exp.expand(q, start, state)
+    reached = [h for h in out if h.via.stage == "expand"]
+    assert reached
+    for h in reached:
+        own = fusion.score(h.node)[0]
+        assert h.scores["access"] == pytest.approx(own * (0.5 + 0.5 * h.scores["edge"]))
 
 
 def test_beam_respects_the_node_budget() -> None:

@@ -107,6 +107,11 @@ class ExpandConfig:
             evidence set, reached again from another node, gain activation
             (noisy-OR with weight ``echo_weight``) instead of being ignored.
         echo_weight: Weight of a repeated activation in ``"accumulate"`` mode.
+        edge_meaning: What the semantic terms of the edge score and eq. 8 read:
+            ``"description"`` embeds the edge's description (an embedder call per
+            description not seen before, most of a query's cost on a fresh
+            graph); ``"target"`` reads the stored embedding of the node the edge
+            leads to (no embedder call; offline descriptions mostly restate it).
         own_relevance: Score a reached node by its own relevance to the question,
             on the seeds' scale (the seeder's fitted fusion of BM25 and cosine,
             `labile_realm.retrieve.fusion`), times the support of the edge that
@@ -150,6 +155,8 @@ class ExpandConfig:
         default="accumulate", validator=in_(("edge", "propagate", "accumulate")))
     echo_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     typed: bool = True
+    edge_meaning: Literal["description", "target"] = attrs.field(
+        default="description", validator=in_(("description", "target")))
     own_relevance: bool = False
     support_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
@@ -294,7 +301,8 @@ class RealmExpander:
 
         if action.mode == "path_search":
             return path_search(seed, action, self.config.hop_penalty, blocked, candidates)
-        return beam(seed, action, self.config.beam_hops, blocked, candidates)
+        return beam(seed, action, self.config.beam_hops, blocked, candidates,
+                    by_activation=fusion is not None)
 
     def _activation(self, parent: Reached, access: float) -> float:
         if self.config.activation == "edge":
@@ -328,7 +336,7 @@ class RealmExpander:
         Candidates already in the evidence set are not returned; in
         ``accumulate`` mode their repeated activation is recorded in ``echoes``.
         With ``fusion`` (``own_relevance``), a candidate's activation is its own
-        relevance times the edge's support, and the beam admits by it.
+        relevance times the edge's support (and the beam admits by activation).
         """
         ids = [s.node.id for s in sources]
         by_node: dict[str, list[tuple[Edge, str, bool]]] = {i: [] for i in ids}
@@ -344,7 +352,8 @@ class RealmExpander:
             del lst[self.config.max_edges_per_node:]
         targets = {o for lst in by_node.values() for _, o, _ in lst}
         nodes = cache.get_nodes(sorted(targets))
-        descs = self._embed_descriptions(
+        by_target = self.config.edge_meaning == "target"
+        descs = {} if by_target else self._embed_descriptions(
             [self._description(e) for lst in by_node.values() for e, _, _ in lst]
         )
         q_vec = np.asarray(query.vector, dtype=np.float32) if query.vector is not None else r_vec
@@ -364,7 +373,9 @@ class RealmExpander:
                 delta = temporal_delta(node, action.temporal_decay)
                 if delta is None:
                     continue
-                d_vec = descs[self._description(e)]
+                d_vec = node.embedding if by_target else descs[self._description(e)]
+                if d_vec is None:
+                    continue
                 sim_r = cosine(d_vec, r_vec)
                 score = edge_score(sim_r, e.weight, delta, w_sem=self.config.semantic_weight,
                                    w_edge=self.config.edge_weight)
@@ -372,14 +383,13 @@ class RealmExpander:
                     continue
                 s_acc = access_score(cosine(d_vec, q_vec), e.weight, -delta, self.config.beta)
                 act = self._activation(parent, s_acc)
-                rank = score
                 if fusion is not None:
                     rho = self.config.support_weight
-                    act = rank = fusion.score(node)[0] * (1.0 - rho + rho * score)
+                    act = fusion.score(node)[0] * (1.0 - rho + rho * score)
                 if echo:
                     echoes[other] = max(echoes.get(other, 0.0), act)
                     continue
-                out.append((src, Reached(node=node, edge_score=rank, access=s_acc,
+                out.append((src, Reached(node=node, edge_score=score, access=s_acc,
                                           path=(*path, other), edges=(e.id,),
                                           hop_scores=(score,), activation=act), e))
         return out

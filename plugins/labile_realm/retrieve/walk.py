@@ -6,8 +6,9 @@ scored one-hop candidates they supply, and the per-search cache of edges and
 nodes the walks read:
 
 * `beam` (``subgraph_beam``): per hop, pool the candidates of the whole
-  frontier, keep the best entry per target, admit by score until the seed's
-  node budget is spent; the admitted nodes are the next frontier.
+  frontier, keep the best entry per target, admit by score (edge score, or
+  activation) until the seed's node budget is spent; the admitted nodes are
+  the next frontier.
 * `path_search`: extend every active path by one edge, keep the best path per
   terminal node (mean hop score − the hop penalty per extra hop), keep
   ``path_top_k`` paths, at most ``path_max_depth`` hops; a pruned terminal
@@ -90,8 +91,16 @@ def _extend(parent: Reached, cand: Reached, edge_score: float) -> Reached:
 
 
 def beam(seed: Reached, action: ExpansionAction, hops: int, blocked: set[str],
-         candidates: Candidates) -> list[Reached]:
-    """The nodes a beam from ``seed`` admits within ``hops`` hops (see the module docstring)."""
+         candidates: Candidates, *, by_activation: bool = False) -> list[Reached]:
+    """The nodes a beam from ``seed`` admits within ``hops`` hops (see the module docstring).
+
+    Candidates compete by edge score, or by activation with ``by_activation``
+    (when activation carries the node's own relevance).
+    """
+
+    def merit(r: Reached) -> float:
+        return r.activation if by_activation else r.edge_score
+
     admitted: dict[str, Reached] = {}
     frontier: list[Reached] = [seed]
     budget = action.subgraph_max_nodes
@@ -103,9 +112,9 @@ def beam(seed: Reached, action: ExpansionAction, hops: int, blocked: set[str],
         for src, cand, _e in candidates(frontier, blocked | set(admitted)):
             full = _extend(by_id[src], cand, cand.edge_score)
             old = pool.get(cand.node.id)
-            if old is None or full.edge_score > old.edge_score:
+            if old is None or merit(full) > merit(old):
                 pool[cand.node.id] = full
-        ranked = sorted(pool.values(), key=lambda r: (-r.edge_score, r.node.id))[:budget]
+        ranked = sorted(pool.values(), key=lambda r: (-merit(r), r.node.id))[:budget]
         for r in ranked:
             admitted[r.node.id] = r
         budget -= len(ranked)
