@@ -87,7 +87,9 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
         if mode == "auto":  # the quantized scan serves this namespace: free the matrix
             table.drop_matrix()
         return quantized_search(table, q, k, cand, rerank_count(k, n, config.quantized_rerank))
-    return _exact(table, q, k, np.flatnonzero(cand))
+    # A namespace the exact scan serves keeps its matrix (built once, then kept
+    # current by every write): stacking a filter's candidates per query costs more.
+    return _exact(table, q, k, np.flatnonzero(cand), use_matrix=n <= config.ann_threshold)
 
 
 def rerank_count(k: int, n: int, per_result: int) -> int:
@@ -114,9 +116,10 @@ def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
 
 
 def _exact(table: NodeTable, q: NDArray[np.float32], k: int,
-           idx: NDArray[np.intp]) -> list[Scored]:
-    """Exact cosine over the candidate slots ``idx``."""
-    if table.has_matrix or len(idx) > EXACT_CANDIDATES:
+           idx: NDArray[np.intp], *, use_matrix: bool = False) -> list[Scored]:
+    """Exact cosine over the candidate slots ``idx`` (with the matrix, built if need be,
+    when ``use_matrix``)."""
+    if use_matrix or table.has_matrix or len(idx) > EXACT_CANDIDATES:
         sims = table.matrix() @ q
         best = top_k(sims, idx, k)
         return [(copy_node(table.records[i]), float(sims[i])) for i in best]
