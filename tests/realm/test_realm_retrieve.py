@@ -6,15 +6,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
 
 from labile._model import Edge, Hit, Node, Query, Reach, edge_id
 from labile._protocols import Deps
+from labile._vectors import cosine
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
-from labile_realm.retrieve.expand import ExpandConfig, RealmExpander
+from labile_realm.retrieve.expand import ExpandConfig, RealmExpander, cosines
 from labile_realm.retrieve.fusion import STATE_RELEVANCE
 from labile_realm.retrieve.plan import (
     STATE_ACTIVATED,
@@ -612,3 +616,17 @@ def test_question_time_range_follows_the_question_tense() -> None:
     future = question_time_range("What will Maya do in September?", asked)
     assert past == (datetime(2023, 9, 1, tzinfo=UTC), datetime(2023, 10, 1, tzinfo=UTC))
     assert future == (datetime(2024, 9, 1, tzinfo=UTC), datetime(2024, 10, 1, tzinfo=UTC))
+
+
+@settings(max_examples=50, deadline=None)
+@given(rows=st.lists(st.lists(st.floats(-10, 10), min_size=4, max_size=4), min_size=1,
+                     max_size=6),
+       v=st.lists(st.floats(-10, 10), min_size=4, max_size=4))
+def test_batched_cosines_equal_the_kernel_cosine(rows: list[list[float]], v: list[float]) -> None:
+    """For any vectors (zero ones included), the batched cosines of expansion equal
+    `labile.plugin.cosine` of each vector with the query, key by key."""
+    vectors = {f"k{i}": np.asarray(r, dtype=np.float32) for i, r in enumerate(rows)}
+    query_vec = np.asarray(v, dtype=np.float32)
+    got = cosines(vectors, query_vec)
+    for key, vec in vectors.items():
+        assert got[key] == pytest.approx(cosine(vec, query_vec), abs=1e-5)

@@ -22,7 +22,7 @@ The two walks themselves (``subgraph_beam`` and ``path_search``) are in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -39,7 +39,6 @@ from labile.plugin import (
     Reach,
     Store,
     component_field,
-    cosine,
 )
 from labile_realm.decisions import (
     EXPANSION_POLICY,
@@ -357,6 +356,12 @@ class RealmExpander:
             [self._description(e) for lst in by_node.values() for e, _, _ in lst]
         )
         q_vec = np.asarray(query.vector, dtype=np.float32) if query.vector is not None else r_vec
+        # Each edge's meaning (its description, or the node it leads to) against the
+        # reasoning and the query: one matrix product instead of two cosines per edge.
+        meanings: dict[str, np.ndarray] = dict(descs) if not by_target else {
+            i: n.embedding for i, n in nodes.items() if n.embedding is not None}
+        sim_to_r = cosines(meanings, r_vec)
+        sim_to_q = sim_to_r if q_vec is r_vec else cosines(meanings, q_vec)
         accumulate = self.config.activation == "accumulate"
         out: list[tuple[str, Reached, Edge]] = []
         for parent in sources:
@@ -373,15 +378,15 @@ class RealmExpander:
                 delta = temporal_delta(node, action.temporal_decay)
                 if delta is None:
                     continue
-                d_vec = node.embedding if by_target else descs[self._description(e)]
-                if d_vec is None:
+                key = other if by_target else self._description(e)
+                if key not in meanings:
                     continue
-                sim_r = cosine(d_vec, r_vec)
-                score = edge_score(sim_r, e.weight, delta, w_sem=self.config.semantic_weight,
+                score = edge_score(sim_to_r[key], e.weight, delta,
+                                   w_sem=self.config.semantic_weight,
                                    w_edge=self.config.edge_weight)
                 if score < action.score_threshold:
                     continue
-                s_acc = access_score(cosine(d_vec, q_vec), e.weight, -delta, self.config.beta)
+                s_acc = access_score(sim_to_q[key], e.weight, -delta, self.config.beta)
                 act = self._activation(parent, s_acc)
                 if fusion is not None:
                     rho = self.config.support_weight
@@ -407,6 +412,20 @@ class RealmExpander:
         if action.conflict_inhibit and e.predicate == CONTRADICTS:
             return False
         return not action.include or any(f.allows(e.predicate, forward) for f in action.include)
+
+
+def cosines(vectors: Mapping[str, np.ndarray], v: np.ndarray) -> dict[str, float]:
+    """Cosine of each of ``vectors`` with ``v``, by key (0 for a zero vector), as
+    `labile.plugin.cosine` computes it, in one matrix product."""
+    if not vectors:
+        return {}
+    keys = list(vectors)
+    mat = np.stack([np.asarray(vectors[k], dtype=np.float32) for k in keys])
+    vec = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1) * float(np.linalg.norm(vec))
+    dots = mat @ vec
+    sims = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return dict(zip(keys, sims.tolist(), strict=True))
 
 
 def make_expander(atom: str, mode: ExpandMode) -> Any:
