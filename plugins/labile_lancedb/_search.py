@@ -18,11 +18,13 @@ a search never pays for other namespaces' data:
   30k and 100k vectors it costs several times the quantized scan's CPU time
   (``labile bench scale``; see ``docs/store.md``).
 
-Full-text search always runs in LanceDB (BM25 over ``search_text``). Searches
-that run inside LanceDB cannot see the transaction's in-memory write buffer, so
-the caller passes a ``flush`` callable that writes this thread's buffered rows
-out first (under the transaction's intent: a rollback or a crash still undoes
-them).
+Full-text search (BM25 over ``search_text``) runs in memory too, with the
+namespace's own statistics, in namespaces of at most
+`labile_lancedb._lexical.EXACT_TEXT_MAX_NODES` nodes; larger ones are
+searched by LanceDB's full-text index, whose statistics span the whole table.
+Searches that run inside LanceDB cannot see the transaction's in-memory write
+buffer, so the caller flushes this thread's buffered rows out first (under the
+transaction's intent: a rollback or a crash still undoes them).
 
 Every result is a list of ``(node, score)`` with copies of the cached
 records, best first; ties keep insertion order.
@@ -39,6 +41,7 @@ from numpy.typing import NDArray
 from labile.plugin import NodeFilter, Scored
 from labile_lancedb import _sql
 from labile_lancedb._cache import NodeTable, copy_node, top_k
+from labile_lancedb._lexical import exact_text_search
 from labile_lancedb._tables import LanceTables
 
 __all__ = ["EXACT_CANDIDATES", "MIN_RERANK", "RERANK_FRACTION", "SearchMode", "ann_search",
@@ -84,7 +87,9 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
         if mode == "auto":  # the quantized scan serves this namespace: free the matrix
             table.drop_matrix()
         return quantized_search(table, q, k, cand, rerank_count(k, n, config.quantized_rerank))
-    return _exact(table, q, k, np.flatnonzero(cand))
+    # A namespace the exact scan serves keeps its matrix (built once, then kept
+    # current by every write): stacking a filter's candidates per query costs more.
+    return _exact(table, q, k, np.flatnonzero(cand), use_matrix=n <= config.ann_threshold)
 
 
 def rerank_count(k: int, n: int, per_result: int) -> int:
@@ -111,9 +116,10 @@ def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
 
 
 def _exact(table: NodeTable, q: NDArray[np.float32], k: int,
-           idx: NDArray[np.intp]) -> list[Scored]:
-    """Exact cosine over the candidate slots ``idx``."""
-    if table.has_matrix or len(idx) > EXACT_CANDIDATES:
+           idx: NDArray[np.intp], *, use_matrix: bool = False) -> list[Scored]:
+    """Exact cosine over the candidate slots ``idx`` (with the matrix, built if need be,
+    when ``use_matrix``)."""
+    if use_matrix or table.has_matrix or len(idx) > EXACT_CANDIDATES:
         sims = table.matrix() @ q
         best = top_k(sims, idx, k)
         return [(copy_node(table.records[i]), float(sims[i])) for i in best]
@@ -178,7 +184,15 @@ def ann_query(tables: LanceTables, namespace: str, table: NodeTable, q: NDArray[
 
 def text_search(tables: LanceTables, namespace: str, table: NodeTable, text: str, k: int,
                 where: NodeFilter | None) -> list[Scored]:
-    """Top-``k`` by BM25; the buffer must already be flushed, ``text`` non-blank, ``k > 0``."""
+    """Top-``k`` by BM25; ``text`` non-blank, ``k > 0``.
+
+    Exact, with the namespace's own statistics, when the namespace is small
+    enough (`labile_lancedb._lexical`); otherwise LanceDB's index answers, and
+    the buffer must already be flushed.
+    """
+    exact = exact_text_search(table, text, k, where)
+    if exact is not None:
+        return exact
     # As in `ann_search`: no namespace prefilter when it would select every row.
     sole = len(table) == tables.node_rows()
     hits = fts_query(tables, namespace, table, text, k, where, namespace_clause=not sole)

@@ -385,11 +385,13 @@ class LanceStore:
     ) -> list[Scored]:
         """Top-``k`` nodes by BM25 over `Node.search_text`, best first (score > 0).
 
-        LanceDB's native full-text index (stemming, stop words, lower case,
-        ASCII folding); the query's words are OR-ed. Rows written after the
-        index was built are searched too (LanceDB scans unindexed rows;
-        `optimize` folds them in). Inside a batch, this thread's uncommitted
-        nodes are written out first so they are found.
+        Stemming, stop words, lower case, ASCII folding; the query's words are
+        OR-ed. A namespace of at most `labile_lancedb._lexical.EXACT_TEXT_MAX_NODES`
+        nodes is searched in memory with its own BM25 statistics, so other
+        namespaces never move its scores; a larger one by LanceDB's full-text
+        index (table-wide statistics), which also scans rows written after it
+        was built (`optimize` folds them in). Inside a batch, this thread's
+        uncommitted nodes are written out first so they are found.
         """
         with self._lock:
             self._engine.begin_read(namespace)

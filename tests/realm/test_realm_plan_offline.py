@@ -237,3 +237,42 @@ def test_context_weight_finds_the_reply_through_precedes() -> None:
     with_context = seed(0.5)
     assert with_context["q1"] == 1.0 and with_context["r1"] == pytest.approx(0.5)
     assert "o1" not in with_context
+
+
+def test_context_edge_is_recorded_and_its_weight_can_count() -> None:
+    """The ``precedes`` edge that lent a seed its context is on the seed's path (so
+    reconsolidation credits it); with ``context_by_weight`` its weight scales the share."""
+    from labile_realm.retrieve.seed import RealmSeeder, SeedConfig
+
+    deps = make_deps()
+    rows = [("q1", "Have you ever been to the lighthouse museum?"),
+            ("r1", "Yes, twice last year with my sister!")]
+    vecs = deps.embedder.embed([t for _, t in rows])
+    deps.store.upsert_nodes("n", [
+        Node(id=i, kind=EVENT, content=t, description=t, embedding=v, sources=(f"T{i}",),
+             time_start=AS_OF) for (i, t), v in zip(rows, vecs, strict=True)])
+    eid = edge_id("q1", "realm.precedes", "r1")
+    deps.store.upsert_edges("n", [Edge(id=eid, src="q1", dst="r1", predicate="realm.precedes",
+                                       weight=0.4)])
+    text = "lighthouse museum"
+    query = Query(text=text, namespace="n", as_of=AS_OF, vector=deps.embedder.embed([text])[0])
+
+    def seed(by_weight: bool) -> dict[str, Hit]:
+        cfg = SeedConfig(context_weight=0.5, normalise_keywords="max", candidates=1,
+                         context_by_weight=by_weight)
+        hits = RealmSeeder("realm.keywords_match", "keywords_match", cfg, deps).seed(query, {})
+        return {h.node.id: h for h in hits}
+
+    plain, weighted = seed(False), seed(True)
+    assert plain["r1"].via.edges == (eid,) and plain["r1"].via.path == ("q1", "r1")
+    assert plain["q1"].via.edges == ()
+    assert plain["r1"].score == pytest.approx(0.5)
+    assert weighted["r1"].score == pytest.approx(0.5 * 0.4)
+
+
+@pytest.mark.parametrize(("text", "current"), [
+    ("Where does Ann live now?", True), ("Is Jon still dancing?", True),
+    ("What is Gina's current job?", True), ("Where did Ann live in 2020?", False),
+    ("What does Ann like about snow?", False)])
+def test_present_state_cue(text: str, current: bool) -> None:
+    assert read_question(text).asks_current is current

@@ -6,15 +6,20 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
 
 from labile._model import Edge, Hit, Node, Query, Reach, edge_id
 from labile._protocols import Deps
+from labile._vectors import cosine
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
-from labile_realm.retrieve.expand import ExpandConfig, RealmExpander
+from labile_realm.retrieve.expand import ExpandConfig, RealmExpander, cosines
+from labile_realm.retrieve.fusion import STATE_RELEVANCE
 from labile_realm.retrieve.plan import (
     STATE_ACTIVATED,
     STATE_EXPANSION,
@@ -141,12 +146,29 @@ def test_time_range_only_in_hybrid_mode_and_untimed_nodes_pass() -> None:
     deps = graph()
     q = query(deps, "beach")
     window = (_day(55), _day(70))
-    hyb = seeder(deps).seed(q, plan_state(keywords=("beach",), time_range=window))
+    hyb = seeder(deps, outside_window=0.0).seed(
+        q, plan_state(keywords=("beach",), time_range=window))
     ids = {h.node.id for h in hyb}
     assert "c" in ids and "b" not in ids and "a" not in ids
     assert "d" in ids or "e" in ids  # nodes without a time are kept
     kw = seeder(deps, "keywords_match").seed(q, plan_state(keywords=("beach",), time_range=window))
     assert "b" in {h.node.id for h in kw}
+
+
+def test_nodes_outside_a_short_time_range_fill_the_list_at_a_discount() -> None:
+    """A window that leaves fewer than ``top_k`` seeds is topped up from outside it,
+    each such seed scored at ``outside_window`` times its own fused score."""
+    deps = graph()
+    q = query(deps, "beach")
+    window = (_day(55), _day(70))
+    free = {h.node.id: h.score for h in seeder(deps).seed(q, plan_state(keywords=("beach",)))}
+    hits = seeder(deps, outside_window=0.5).seed(
+        q, plan_state(keywords=("beach",), time_range=window))
+    outside = {h.node.id: h for h in hits if "outside_window" in h.scores}
+    assert {"a", "b"} <= set(outside)
+    assert "c" not in outside
+    for node_id, h in outside.items():
+        assert h.score == pytest.approx(0.5 * free[node_id])
 
 
 def test_several_plans_merge_by_id_keeping_the_best() -> None:
@@ -253,6 +275,43 @@ def test_beam_reaches_neighbours_and_records_how() -> None:
     assert b.via.stage == "expand" and b.via.path == ("a", "b") and b.via.hop == 1
     assert b.via.edges == (edge_id("a", "realm.precedes", "b"),)
     assert {"edge", "path", "access", "eq8"} <= set(b.scores)
+
+
+def test_edges_read_as_their_target_need_no_embedder_call() -> None:
+    """With ``edge_meaning = "target"`` expansion embeds no edge description: the
+    semantic terms read the reached node's stored embedding."""
+    deps = graph()
+    calls: list[int] = []
+    real = deps.embedder.embed
+
+    def counting(texts: Any) -> Any:
+        calls.append(len(texts))
+        return real(texts)
+
+    exp = expander(deps, conflict_inhibit=False, beam_hops=1, edge_meaning="target")
+    object.__setattr__(deps.embedder, "embed", counting)
+    out = _expand(deps, exp, ["a"])
+    assert {"b", "e", "g"} <= set(out)
+    assert calls == [1]  # the query only (built by `query`), never a description
+
+
+def test_own_relevance_scores_reached_nodes_on_the_seed_scale() -> None:
+    """With ``own_relevance`` a reached node's activation is the seeder's fused score of
+    that node times ``1 − ρ + ρ·edge score``, whatever the edge description says."""
+    deps = graph()
+    q = query(deps, "beach")
+    state = plan_state(keywords=("beach",))
+    seeds = seeder(deps).seed(q, state)
+    fusion = state[STATE_RELEVANCE]
+    exp = expander(deps, conflict_inhibit=False, beam_hops=1, own_relevance=True,
+                   support_weight=0.5)
+    start = [h for h in seeds if h.node.id == "a"] or [_seed_hit(deps, "a")]
+    out = exp.expand(q, start, state)
+    reached = [h for h in out if h.via.stage == "expand"]
+    assert reached
+    for h in reached:
+        own = fusion.score(h.node)[0]
+        assert h.scores["access"] == pytest.approx(own * (0.5 + 0.5 * h.scores["edge"]))
 
 
 def test_beam_respects_the_node_budget() -> None:
@@ -489,6 +548,27 @@ def test_aggregate_demotes_hits_that_add_no_new_source() -> None:
     assert [h.node.id for h in out] == ["a", "b", "a2"]
 
 
+def test_present_state_questions_rank_the_superseding_hit_first() -> None:
+    """Of two hits where one supersedes the other, a "now" question gets the later one
+    first even when it scored lower; other questions keep the score order."""
+    deps = graph()
+    deps.store.upsert_edges(NS, [Edge(id=edge_id("f", "realm.supersedes", "c"), src="f",
+                                      dst="c", predicate="realm.supersedes", weight=0.6)])
+
+    def ranked(text: str) -> list[str]:
+        hits = [_seed_hit(deps, "c", 0.9), _seed_hit(deps, "f", 0.5)]
+        out = Aggregate(AggregateConfig(demote_covered=False), deps).filter(
+            query(deps, text), hits, {})
+        return [h.node.id for h in out]
+
+    assert ranked("Where does Ann walk Max now?") == ["f", "c"]
+    assert ranked("Where did Ann walk Max?") == ["c", "f"]
+    off = Aggregate(AggregateConfig(latest_first=False), deps).filter(
+        query(deps, "Where does Ann walk Max now?"),
+        [_seed_hit(deps, "c", 0.9), _seed_hit(deps, "f", 0.5)], {})
+    assert [h.node.id for h in off] == ["c", "f"]
+
+
 def test_configs_reject_unknown_kinds() -> None:
     with pytest.raises(ValueError):
         AggregateConfig(evidence_kinds=("memory",))
@@ -536,3 +616,17 @@ def test_question_time_range_follows_the_question_tense() -> None:
     future = question_time_range("What will Maya do in September?", asked)
     assert past == (datetime(2023, 9, 1, tzinfo=UTC), datetime(2023, 10, 1, tzinfo=UTC))
     assert future == (datetime(2024, 9, 1, tzinfo=UTC), datetime(2024, 10, 1, tzinfo=UTC))
+
+
+@settings(max_examples=50, deadline=None)
+@given(rows=st.lists(st.lists(st.floats(-10, 10), min_size=4, max_size=4), min_size=1,
+                     max_size=6),
+       v=st.lists(st.floats(-10, 10), min_size=4, max_size=4))
+def test_batched_cosines_equal_the_kernel_cosine(rows: list[list[float]], v: list[float]) -> None:
+    """For any vectors (zero ones included), the batched cosines of expansion equal
+    `labile.plugin.cosine` of each vector with the query, key by key."""
+    vectors = {f"k{i}": np.asarray(r, dtype=np.float32) for i, r in enumerate(rows)}
+    query_vec = np.asarray(v, dtype=np.float32)
+    got = cosines(vectors, query_vec)
+    for key, vec in vectors.items():
+        assert got[key] == pytest.approx(cosine(vec, query_vec), abs=1e-5)

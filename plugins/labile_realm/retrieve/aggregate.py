@@ -13,6 +13,12 @@ nodes into their source turns (SPEC §5): kinds outside ``evidence_kinds``
 after the evidence kinds; and a hit whose sources are all already covered by
 better hits is moved behind the hits that add new sources
 (``demote_covered``). Neither rule drops a hit.
+
+For a question about the present state ("now", "currently", "still": see
+`labile_realm.retrieve.question`), ``latest_first`` ranks a hit that
+``supersedes`` another hit just above it (when it was below): a later
+statement that replaced a plan, preference or fact answers "now" questions,
+the replaced one only says what used to hold.
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ import numpy as np
 from attrs.validators import ge, le
 
 from labile.plugin import Deps, Hit, Query, Store, Subgraph, cosine
-from labile_realm.retrieve.plan import STATE_ACTIVATED
+from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_READING
+from labile_realm.retrieve.question import QuestionReading, read_question
 from labile_realm.retrieve.score import aggregate_score
-from labile_realm.schema import kind_name
+from labile_realm.schema import SUPERSEDES, kind_name
 
 
 @attrs.frozen(kw_only=True)
@@ -38,12 +45,15 @@ class AggregateConfig:
         top_k: K, the size of the evidence set (the query's k if larger).
         evidence_kinds: Kinds ranked first (short or full names).
         demote_covered: Move hits that add no new source behind those that do.
+        latest_first: For a present-state question, rank a superseding hit
+            above the hit it supersedes.
     """
 
     alpha: float = attrs.field(default=0.8, validator=[ge(0.0), le(1.0)])
     top_k: int = attrs.field(default=10, validator=ge(1))
     evidence_kinds: tuple[str, ...] = ("event", "fact")
     demote_covered: bool = True
+    latest_first: bool = True
 
     def __attrs_post_init__(self) -> None:
         bad = [t for t in self.evidence_kinds if kind_name(t) is None]
@@ -70,6 +80,8 @@ class Aggregate:
             score = aggregate_score(s_acc, sim, self.config.alpha)
             scored.append(attrs.evolve(h, score=score,
                                        scores={**h.scores, "similarity": sim, "aggregate": score}))
+        if self.config.latest_first and _reading(query, state).asks_current:
+            _latest_first(self.store, query.namespace, scored)
         scored.sort(key=lambda h: (-h.score, h.node.id))
         evidence = [h for h in scored if h.node.kind in self.kinds]
         context = [h for h in scored if h.node.kind not in self.kinds]
@@ -86,6 +98,25 @@ class Aggregate:
         )
         state[STATE_ACTIVATED] = Subgraph(node_ids=tuple(ids), edges=edges)
         return top
+
+
+def _reading(query: Query, state: dict[str, Any]) -> QuestionReading:
+    cached = state.get(STATE_READING)
+    if isinstance(cached, QuestionReading) and cached.text == query.text:
+        return cached
+    return read_question(query.text)
+
+
+def _latest_first(store: Store, namespace: str, hits: list[Hit]) -> None:
+    """Lift each hit that supersedes another hit to just above it (scores edited in place)."""
+    by_id = {h.node.id: h for h in hits}
+    edges = [e for e in store.edges_of(namespace, list(by_id), direction="out")
+             if e.predicate == SUPERSEDES and e.dst in by_id and not e.attrs.get("retired")]
+    for e in edges:
+        newer, older = by_id[e.src], by_id[e.dst]
+        if newer.score <= older.score:
+            newer.score = older.score + 1e-6
+            newer.scores["latest"] = 1.0
 
 
 def _demote_covered(hits: list[Hit]) -> list[Hit]:

@@ -16,17 +16,13 @@ over a retired edge; it is scored with
 ``0.6·cos(e.description, reasoning) + 0.4·w_e + δ_temporal`` (clipped) and
 dropped when below ``score_threshold``.
 
-``subgraph_beam``: per hop, pool the candidates of the whole frontier, keep
-the best entry per target, admit by score until the seed's node budget is
-spent; the admitted nodes are the next frontier.
-``path_search``: extend every active path by one edge, keep the best path per
-terminal node (mean hop score − 0.03 per extra hop), keep ``path_top_k``
-paths, at most ``path_max_depth`` hops; a pruned terminal never comes back.
+The two walks themselves (``subgraph_beam`` and ``path_search``) are in
+`labile_realm.retrieve.walk`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -39,12 +35,10 @@ from labile.plugin import (
     Deps,
     Edge,
     Hit,
-    Node,
     Query,
     Reach,
     Store,
     component_field,
-    cosine,
 )
 from labile_realm.decisions import (
     EXPANSION_POLICY,
@@ -52,6 +46,7 @@ from labile_realm.decisions import (
     ExpansionPolicy,
     SufficiencyController,
 )
+from labile_realm.retrieve.fusion import STATE_RELEVANCE, Fusion
 from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
@@ -63,6 +58,7 @@ from labile_realm.retrieve.plan import (
     plans_of,
 )
 from labile_realm.retrieve.score import access_score, edge_score, path_score, temporal_delta
+from labile_realm.retrieve.walk import ExpansionCache, Reached, beam, path_search
 from labile_realm.schema import CONTRADICTS, kind_name
 
 log = structlog.get_logger(__name__)
@@ -110,6 +106,18 @@ class ExpandConfig:
             evidence set, reached again from another node, gain activation
             (noisy-OR with weight ``echo_weight``) instead of being ignored.
         echo_weight: Weight of a repeated activation in ``"accumulate"`` mode.
+        edge_meaning: What the semantic terms of the edge score and eq. 8 read:
+            ``"description"`` embeds the edge's description (an embedder call per
+            description not seen before, most of a query's cost on a fresh
+            graph); ``"target"`` reads the stored embedding of the node the edge
+            leads to (no embedder call; offline descriptions mostly restate it).
+        own_relevance: Score a reached node by its own relevance to the question,
+            on the seeds' scale (the seeder's fitted fusion of BM25 and cosine,
+            `labile_realm.retrieve.fusion`), times the support of the edge that
+            reached it: ``own × (1 − ρ + ρ·edge score)`` with ρ =
+            ``support_weight``. Off: eq. 8 (the edge description's similarity to
+            the question), which leaves reached nodes far below the seeds.
+        support_weight: ρ, how much a weak edge discounts a reached node.
         typed: Let edge types matter. Off (an ablation), every edge is alike:
             layer/predicate filters are ignored and an edge's semantic score
             reads one generic description instead of its own.
@@ -146,59 +154,16 @@ class ExpandConfig:
         default="accumulate", validator=in_(("edge", "propagate", "accumulate")))
     echo_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     typed: bool = True
+    edge_meaning: Literal["description", "target"] = attrs.field(
+        default="description", validator=in_(("description", "target")))
+    own_relevance: bool = False
+    support_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
 
     def __attrs_post_init__(self) -> None:
         bad = [t for t in self.frontier_kinds if kind_name(t) is None]
         if bad:
             raise ValueError(f"unknown frontier kind(s) {bad!r}")
-
-
-@attrs.define
-class _Reached:
-    """A node reached by one action: its hit data.
-
-    ``access`` is eq. 8 for the last edge; ``activation`` is the score the hit
-    gets (eq. 8, possibly propagated from the node it was reached from).
-    """
-
-    node: Node
-    edge_score: float
-    access: float
-    path: tuple[str, ...]
-    edges: tuple[str, ...]
-    hop_scores: tuple[float, ...]
-    activation: float = 0.0
-
-
-class _Cache:
-    """Edges and nodes read during one ``expand`` call (each is read once)."""
-
-    def __init__(self, store: Store, namespace: str) -> None:
-        self.store, self.namespace = store, namespace
-        self.edges: dict[str, list[Edge]] = {}
-        self.nodes: dict[str, Node] = {}
-
-    def edges_of(self, ids: Sequence[str]) -> dict[str, list[Edge]]:
-        """Every edge touching each of ``ids`` (one store call for the unknown ones)."""
-        missing = [i for i in dict.fromkeys(ids) if i not in self.edges]
-        if missing:
-            for i in missing:
-                self.edges[i] = []
-            wanted = set(missing)
-            for e in self.store.edges_of(self.namespace, missing, direction="both"):
-                for end in {e.src, e.dst}:
-                    if end in wanted:
-                        self.edges[end].append(e)
-        return {i: self.edges[i] for i in ids}
-
-    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
-        """Nodes by id (one store call for the unknown ones)."""
-        missing = [i for i in dict.fromkeys(ids) if i not in self.nodes]
-        if missing:
-            for n in self.store.get_nodes(self.namespace, missing):
-                self.nodes[n.id] = n
-        return {i: self.nodes[i] for i in ids if i in self.nodes}
 
 
 class RealmExpander:
@@ -226,7 +191,8 @@ class RealmExpander:
         plans = plans_of(state)
         plan = plans[0] if plans else SeedPlan(query=query.text)
         info = state.setdefault(STATE_EXPANSION, {})
-        cache = _Cache(self.store, query.namespace)
+        cache = ExpansionCache(self.store, query.namespace)
+        fusion = state.get(STATE_RELEVANCE) if self.config.own_relevance else None
         rounds = 0
         for round_ in range(self.config.max_rounds):
             decision = self.controller.decide(
@@ -245,7 +211,7 @@ class RealmExpander:
                 if origin is None:
                     continue
                 found = self._run_action(query, origin, actions[node_id], reached, new, echoes,
-                                         cache)
+                                         cache, fusion)
                 for r in found:
                     hit = self._hit(r, origin, round_)
                     old = new.get(r.node.id)
@@ -301,7 +267,7 @@ class RealmExpander:
                 hit.scores["echo"] = hit.scores.get("echo", 0.0) + lam * act
                 hit.score = max(hit.score, boosted)
 
-    def _hit(self, r: _Reached, origin: Hit, round_: int) -> Hit:
+    def _hit(self, r: Reached, origin: Hit, round_: int) -> Hit:
         base_path = origin.via.path or (origin.node.id,)
         path = base_path + r.path[1:]
         edges = origin.via.edges + r.edges
@@ -317,19 +283,27 @@ class RealmExpander:
     # -- one action -------------------------------------------------------------------
     def _run_action(
         self, query: Query, origin: Hit, action: ExpansionAction,
-        reached: dict[str, Hit], new: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
-    ) -> list[_Reached]:
+        reached: dict[str, Hit], new: dict[str, Hit], echoes: dict[str, float],
+        cache: ExpansionCache, fusion: Fusion | None,
+    ) -> list[Reached]:
         r_vec = self._reasoning_vector(query, action.reasoning)
         blocked = set(reached) | set(new)
         start = min(1.0, max(0.0, origin.scores.get(
             "access" if origin.via.stage == "expand" else "seed", origin.score)))
-        seed = _Reached(node=origin.node, edge_score=1.0, access=1.0, path=(origin.node.id,),
+        seed = Reached(node=origin.node, edge_score=1.0, access=1.0, path=(origin.node.id,),
                         edges=(), hop_scores=(), activation=start)
-        if action.mode == "path_search":
-            return self._path_search(query, seed, action, r_vec, blocked, reached, echoes, cache)
-        return self._beam(query, seed, action, r_vec, blocked, reached, echoes, cache)
 
-    def _activation(self, parent: _Reached, access: float) -> float:
+        def candidates(sources: Sequence[Reached],
+                       block: set[str]) -> list[tuple[str, Reached, Edge]]:
+            return self._candidates(query, sources, action, r_vec, block, reached, echoes, cache,
+                                    fusion)
+
+        if action.mode == "path_search":
+            return path_search(seed, action, self.config.hop_penalty, blocked, candidates)
+        return beam(seed, action, self.config.beam_hops, blocked, candidates,
+                    by_activation=fusion is not None)
+
+    def _activation(self, parent: Reached, access: float) -> float:
         if self.config.activation == "edge":
             return access
         return max(0.0, access) * parent.activation
@@ -351,14 +325,17 @@ class RealmExpander:
         return {t: self._desc_cache[t] for t in texts}
 
     def _candidates(
-        self, query: Query, sources: Sequence[_Reached],
+        self, query: Query, sources: Sequence[Reached],
         action: ExpansionAction, r_vec: np.ndarray, blocked: set[str],
-        reached: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
-    ) -> list[tuple[str, _Reached, Edge]]:
+        reached: dict[str, Hit], echoes: dict[str, float], cache: ExpansionCache,
+        fusion: Fusion | None = None,
+    ) -> list[tuple[str, Reached, Edge]]:
         """Score the candidates one hop away from each source (a partial path).
 
         Candidates already in the evidence set are not returned; in
         ``accumulate`` mode their repeated activation is recorded in ``echoes``.
+        With ``fusion`` (``own_relevance``), a candidate's activation is its own
+        relevance times the edge's support (and the beam admits by activation).
         """
         ids = [s.node.id for s in sources]
         by_node: dict[str, list[tuple[Edge, str, bool]]] = {i: [] for i in ids}
@@ -374,12 +351,19 @@ class RealmExpander:
             del lst[self.config.max_edges_per_node:]
         targets = {o for lst in by_node.values() for _, o, _ in lst}
         nodes = cache.get_nodes(sorted(targets))
-        descs = self._embed_descriptions(
+        by_target = self.config.edge_meaning == "target"
+        descs = {} if by_target else self._embed_descriptions(
             [self._description(e) for lst in by_node.values() for e, _, _ in lst]
         )
         q_vec = np.asarray(query.vector, dtype=np.float32) if query.vector is not None else r_vec
+        # Each edge's meaning (its description, or the node it leads to) against the
+        # reasoning and the query: one matrix product instead of two cosines per edge.
+        meanings: dict[str, np.ndarray] = dict(descs) if not by_target else {
+            i: n.embedding for i, n in nodes.items() if n.embedding is not None}
+        sim_to_r = cosines(meanings, r_vec)
+        sim_to_q = sim_to_r if q_vec is r_vec else cosines(meanings, q_vec)
         accumulate = self.config.activation == "accumulate"
-        out: list[tuple[str, _Reached, Edge]] = []
+        out: list[tuple[str, Reached, Edge]] = []
         for parent in sources:
             src, path = parent.node.id, parent.path
             for e, other, _fwd in by_node.get(src, []):
@@ -394,18 +378,23 @@ class RealmExpander:
                 delta = temporal_delta(node, action.temporal_decay)
                 if delta is None:
                     continue
-                d_vec = descs[self._description(e)]
-                sim_r = cosine(d_vec, r_vec)
-                score = edge_score(sim_r, e.weight, delta, w_sem=self.config.semantic_weight,
+                key = other if by_target else self._description(e)
+                if key not in meanings:
+                    continue
+                score = edge_score(sim_to_r[key], e.weight, delta,
+                                   w_sem=self.config.semantic_weight,
                                    w_edge=self.config.edge_weight)
                 if score < action.score_threshold:
                     continue
-                s_acc = access_score(cosine(d_vec, q_vec), e.weight, -delta, self.config.beta)
+                s_acc = access_score(sim_to_q[key], e.weight, -delta, self.config.beta)
                 act = self._activation(parent, s_acc)
+                if fusion is not None:
+                    rho = self.config.support_weight
+                    act = fusion.score(node)[0] * (1.0 - rho + rho * score)
                 if echo:
                     echoes[other] = max(echoes.get(other, 0.0), act)
                     continue
-                out.append((src, _Reached(node=node, edge_score=score, access=s_acc,
+                out.append((src, Reached(node=node, edge_score=score, access=s_acc,
                                           path=(*path, other), edges=(e.id,),
                                           hop_scores=(score,), activation=act), e))
         return out
@@ -424,72 +413,19 @@ class RealmExpander:
             return False
         return not action.include or any(f.allows(e.predicate, forward) for f in action.include)
 
-    def _beam(
-        self, query: Query, seed: _Reached, action: ExpansionAction, r_vec: np.ndarray,
-        blocked: set[str], reached: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
-    ) -> list[_Reached]:
-        admitted: dict[str, _Reached] = {}
-        frontier: list[_Reached] = [seed]
-        budget = action.subgraph_max_nodes
-        for _hop in range(self.config.beam_hops):
-            if budget <= 0 or not frontier:
-                break
-            by_id = {f.node.id: f for f in frontier}
-            pool: dict[str, _Reached] = {}
-            cands = self._candidates(query, frontier, action, r_vec, blocked | set(admitted),
-                                     reached, echoes, cache)
-            for src, cand, _e in cands:
-                parent = by_id[src]
-                full = _Reached(
-                    node=cand.node, edge_score=cand.edge_score, access=cand.access,
-                    path=cand.path, edges=parent.edges + cand.edges,
-                    hop_scores=parent.hop_scores + cand.hop_scores, activation=cand.activation,
-                )
-                old = pool.get(cand.node.id)
-                if old is None or full.edge_score > old.edge_score:
-                    pool[cand.node.id] = full
-            ranked = sorted(pool.values(), key=lambda r: (-r.edge_score, r.node.id))[:budget]
-            for r in ranked:
-                admitted[r.node.id] = r
-            budget -= len(ranked)
-            frontier = ranked
-        return list(admitted.values())
 
-    def _path_search(
-        self, query: Query, seed: _Reached, action: ExpansionAction, r_vec: np.ndarray,
-        blocked: set[str], reached: dict[str, Hit], echoes: dict[str, float], cache: _Cache,
-    ) -> list[_Reached]:
-        paths: list[_Reached] = [seed]
-        best: dict[str, _Reached] = {}
-        pruned: set[str] = set()
-        for _depth in range(action.path_max_depth):
-            by_last = {p.node.id: p for p in paths}
-            cands = self._candidates(query, paths, action, r_vec, blocked | pruned, reached,
-                                     echoes, cache)
-            extended: dict[str, _Reached] = {}
-            for src, cand, _e in cands:
-                parent = by_last[src]
-                hop_scores = parent.hop_scores + cand.hop_scores
-                full = _Reached(
-                    node=cand.node, edge_score=path_score(hop_scores, self.config.hop_penalty),
-                    access=cand.access, path=cand.path, edges=parent.edges + cand.edges,
-                    hop_scores=hop_scores, activation=cand.activation,
-                )
-                old = extended.get(cand.node.id)
-                if old is None or full.edge_score > old.edge_score:
-                    extended[cand.node.id] = full
-            ranked = sorted(extended.values(), key=lambda r: (-r.edge_score, r.node.id))
-            keep, drop = ranked[: action.path_top_k], ranked[action.path_top_k :]
-            pruned.update(r.node.id for r in drop)
-            if not keep:
-                break
-            for r in keep:
-                old = best.get(r.node.id)
-                if old is None or r.edge_score > old.edge_score:
-                    best[r.node.id] = r
-            blocked = blocked | {r.node.id for r in keep}
-            paths = keep
-        return list(best.values())
+def cosines(vectors: Mapping[str, np.ndarray], v: np.ndarray) -> dict[str, float]:
+    """Cosine of each of ``vectors`` with ``v``, by key (0 for a zero vector), as
+    `labile.plugin.cosine` computes it, in one matrix product."""
+    if not vectors:
+        return {}
+    keys = list(vectors)
+    mat = np.stack([np.asarray(vectors[k], dtype=np.float32) for k in keys])
+    vec = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1) * float(np.linalg.norm(vec))
+    dots = mat @ vec
+    sims = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return dict(zip(keys, sims.tolist(), strict=True))
 
 
 def make_expander(atom: str, mode: ExpandMode) -> Any:

@@ -8,6 +8,9 @@
 * **cause**: "why", "because", "reason", "lead to", "so that"… ask for the
   causal layer (and the logical one, where ``implies`` / ``verifies`` live);
   chains of causes are followed with ``path_search`` rather than a beam;
+* **current state**: "now", "currently", "still"… ask for the latest of
+  statements that replaced one another (``supersedes``), which aggregation
+  ranks first;
 * **people**: the persons the question names anchor the seeds (their turns,
   their entity nodes);
 * **parts**: a question with several parts ("When did X go to Paris and what
@@ -44,6 +47,12 @@ _CAUSE_CUES: Final = re.compile(
     r"what\s+made|how\s+come|due\s+to|prompted)\b",
     re.IGNORECASE,
 )
+#: Wording that asks for the present state of something that may have changed.
+_CURRENT_CUES: Final = re.compile(
+    r"\b(?:now|current|currently|still|nowadays|these\s+days|latest|anymore|any\s+more|"
+    r"at\s+the\s+moment|presently|at\s+present)\b",
+    re.IGNORECASE,
+)
 #: A clause after "and" / "but" that starts with one of these is a second question.
 _PART_START: Final = re.compile(
     r"\s*(?:,\s*)?\b(?:and|but)\s+(?=(?:what|when|where|who|whom|whose|which|why|how|did|does|"
@@ -69,6 +78,9 @@ class QuestionReading:
         text: The question.
         asks_time: It has a time cue.
         asks_cause: It has a cause cue.
+        asks_current: It asks for the present state ("now", "currently",
+            "still"…): of two statements where one supersedes the other, the
+            later answers it.
         people: Names of the persons it mentions, in order.
         names: Every name it mentions (persons, places, titles…), in order.
         parts: Sub-questions, one per part (just ``(text,)`` for a simple question).
@@ -77,6 +89,7 @@ class QuestionReading:
     text: str
     asks_time: bool = False
     asks_cause: bool = False
+    asks_current: bool = False
     people: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     parts: tuple[str, ...] = ()
@@ -140,6 +153,7 @@ def read_question(text: str) -> QuestionReading:
         text=text,
         asks_time=bool(_TIME_CUES.search(text)),
         asks_cause=bool(_CAUSE_CUES.search(text)),
+        asks_current=bool(_CURRENT_CUES.search(text)),
         people=people,
         names=names,
         parts=question_parts(text, people),

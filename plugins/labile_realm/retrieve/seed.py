@@ -34,7 +34,6 @@ namespace always yields seeds.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import attrs
@@ -45,6 +44,7 @@ from attrs.validators import ge, in_, le
 from labile.plugin import (
     ComponentSpec,
     Deps,
+    Edge,
     Hit,
     Node,
     NodeFilter,
@@ -53,10 +53,10 @@ from labile.plugin import (
     Store,
     component_field,
     cosine,
-    zscores,
 )
 from labile.text.tokenize import words
 from labile_realm.decisions import SEED_PLANNER, SeedPlanner
+from labile_realm.retrieve.fusion import STATE_RELEVANCE, Fusion, anchor_words
 from labile_realm.retrieve.plan import (
     STATE_PLANS,
     STATE_SEED_SCORES,
@@ -100,6 +100,8 @@ class SeedConfig:
             namespaces would weigh them heavily.
         context_weight: γ, the share of the preceding event's BM25 score an
             event's keyword score gains (0: off; see the module docstring).
+        context_by_weight: Scale the predecessor's share by the ``precedes``
+            edge's weight (which reconsolidation adjusts).
         fusion: How hybrid mode combines the signals: ``"weighted"`` (the
             normalised scores, weighted) or ``"zscore"`` (see the module docstring).
         anchor_boost: Added to the hybrid score of a node spoken by one of the
@@ -108,6 +110,8 @@ class SeedConfig:
             answered by something Ana said.
         node_types: Fixed node kinds (short or full names) overriding the plan's T.
         use_time_range: Enforce the plan's τ in hybrid mode.
+        outside_window: When τ leaves fewer than ``top_k`` seeds, nodes outside
+            it fill the list with their score times this factor (0: no fill).
         planning: Options of the offline planner (also the LLM planner's fallback).
     """
 
@@ -125,11 +129,13 @@ class SeedConfig:
         default="minmax", validator=in_(("max", "minmax")))
     drop_participants: bool = True
     context_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    context_by_weight: bool = False
     fusion: Literal["weighted", "zscore"] = attrs.field(
         default="weighted", validator=in_(("weighted", "zscore")))
     anchor_boost: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     node_types: tuple[str, ...] = ()
     use_time_range: bool = True
+    outside_window: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
 
     def __attrs_post_init__(self) -> None:
@@ -151,11 +157,18 @@ class RealmSeeder:
         )
 
     def seed(self, query: Query, state: dict[str, Any]) -> list[Hit]:
-        """Run every plan, merge by node id (best score wins), best first."""
+        """Run every plan, merge by node id (best score wins), best first.
+
+        The first plan's fitted fusion (the whole question's) is kept in
+        ``state`` under `STATE_RELEVANCE` for expansion to score what it reaches.
+        """
         merged: dict[str, Hit] = {}
         for i, plan in enumerate(self.plans(query, state)):
             mode = plan.mode if self.config.mode == "plan" else self.mode
-            for hit in self._run(query, plan, mode, f"p{i + 1}"):
+            hits, fusion = self._run(query, plan, mode, f"p{i + 1}")
+            if i == 0 and fusion is not None:
+                state.setdefault(STATE_RELEVANCE, fusion)
+            for hit in hits:
                 old = merged.get(hit.node.id)
                 if old is None or hit.score > old.score:
                     merged[hit.node.id] = hit
@@ -176,7 +189,8 @@ class RealmSeeder:
         return list(plans)
 
     # -- one plan ----------------------------------------------------------------
-    def _run(self, query: Query, plan: SeedPlan, mode: SeedMode, tag: str) -> list[Hit]:
+    def _run(self, query: Query, plan: SeedPlan, mode: SeedMode,
+             tag: str) -> tuple[list[Hit], Fusion | None]:
         types = self._fixed_types if self._fixed_types is not None else plan.node_types
         time_range = plan.time_range if (mode == "hybrid_match" and self.config.use_time_range) \
             else None
@@ -190,17 +204,45 @@ class RealmSeeder:
         for kinds, window, threshold in attempts:
             where = NodeFilter(kinds=kinds, time_range=window) \
                 if kinds is not None or window is not None else None
-            scored = self._score(query, plan, mode, vector, where)
+            context: dict[str, Edge] = {}
+            scored, fusion = self._score(query, plan, mode, vector, where, context)
             kept = [(n, s, parts) for n, s, parts in scored if s >= threshold]
             if kept:
-                kept.sort(key=lambda t: (-t[1], t[0].id))
                 relaxed = (kinds, window, threshold) != attempts[0]
+                if window is not None and len(kept) < self.config.top_k:
+                    kept += self._outside_window(query, plan, mode, vector, kinds, kept, context)
+                kept.sort(key=lambda t: (-t[1], t[0].id))
                 return [
-                    Hit(node=n, score=s, via=Reach(atom=self.atom, stage="seed", plan=tag),
+                    Hit(node=n, score=s, via=self._reach(tag, context.get(n.id)),
                         scores={**parts, "seed": s, **({"relaxed": 1.0} if relaxed else {})})
                     for n, s, parts in kept[: self.config.top_k]
-                ]
-        return self._last_resort(query, tag)
+                ], fusion
+        return self._last_resort(query, tag), None
+
+    def _reach(self, tag: str, context: Edge | None) -> Reach:
+        """How a seed was reached: by this atom, over the ``precedes`` edge that lent it
+        its lexical context if one did (so reconsolidation credits that edge)."""
+        if context is None:
+            return Reach(atom=self.atom, stage="seed", plan=tag)
+        return Reach(atom=self.atom, stage="seed", plan=tag, path=(context.src, context.dst),
+                     edges=(context.id,))
+
+    def _outside_window(
+        self, query: Query, plan: SeedPlan, mode: SeedMode, vector: np.ndarray | None,
+        kinds: frozenset[str] | None, kept: list[tuple[Node, float, dict[str, float]]],
+        context: dict[str, Edge],
+    ) -> list[tuple[Node, float, dict[str, float]]]:
+        """Seeds outside the plan's time range, scored × ``outside_window``, that fill a
+        list the range left short: a question's date is often not the date the answer
+        was said, and a window holding two nodes must not cap the evidence at two."""
+        factor = self.config.outside_window
+        if factor <= 0:
+            return []
+        have = {n.id for n, _, _ in kept}
+        where = NodeFilter(kinds=kinds) if kinds is not None else None
+        scored, _ = self._score(query, plan, mode, vector, where, context)
+        return [(n, s * factor, {**parts, "outside_window": factor})
+                for n, s, parts in scored if n.id not in have]
 
     def _vector(self, query: Query, plan: SeedPlan, mode: SeedMode) -> np.ndarray | None:
         if mode == "keywords_match":
@@ -216,7 +258,9 @@ class RealmSeeder:
         mode: SeedMode,
         vector: np.ndarray | None,
         where: NodeFilter | None,
-    ) -> list[tuple[Node, float, dict[str, float]]]:
+        context: dict[str, Edge],
+    ) -> tuple[list[tuple[Node, float, dict[str, float]]], Fusion | None]:
+        """The candidates of both signals, scored, and the fusion fitted on them."""
         cfg = self.config
         ns = query.namespace
         dense: dict[str, tuple[Node, float]] = {}
@@ -230,65 +274,63 @@ class RealmSeeder:
             for node, score in self.store.text_search(ns, text, cfg.candidates, where=where):
                 lexical[node.id] = (node, float(score))
             if cfg.context_weight > 0 and lexical:
-                lexical = self._with_context(ns, lexical, dense, where)
+                lexical = self._with_context(ns, lexical, dense, where, context)
         if mode == "query_match":
-            return [(n, s, {"embedding": s}) for n, s in dense.values()]
-        top_lex = max((s for _, s in lexical.values()), default=0.0)
-        low_lex = 0.0
-        if cfg.normalise_keywords == "minmax" and len(lexical) > 1:
-            low_lex = min(s for _, s in lexical.values())
-
-        def kw_score(raw: float) -> float:
-            span = top_lex - low_lex
-            return (raw - low_lex) / span if span > 0 else (1.0 if raw > 0 else 0.0)
-
+            return [(n, s, {"embedding": s}) for n, s in dense.values()], None
+        fusion = Fusion.fit(
+            method=cfg.fusion, vector=vector,
+            lexical={i: sc for i, (_, sc) in lexical.items()}, sims={},
+            keyword_weight=cfg.keyword_weight, embedding_weight=cfg.embedding_weight,
+            normalise_keywords=cfg.normalise_keywords,
+            normalise_embedding=cfg.normalise_embedding, anchors=[], anchor_boost=0.0)
         if mode == "keywords_match":
-            return [(n, kw_score(s), {"keyword": s}) for n, s in lexical.values()]
+            return [(n, fusion.keyword_score(sc), {"keyword": sc})
+                    for n, sc in lexical.values()], None
         # hybrid: both signals for every candidate of either list
         nodes = {i: n for i, (n, _) in dense.items()}
         nodes.update({i: n for i, (n, _) in lexical.items()})
-        sims = {i: s for i, (_, s) in dense.items()}
-        missing = [n for i, n in nodes.items() if i not in sims]
-        if missing and vector is not None:
-            for n in missing:
-                sims[n.id] = cosine(vector, n.embedding)
-        top_sim = max(sims.values(), default=0.0)
-        low_sim = min(sims.values(), default=0.0)
-        anchors = _anchor_words(plan.anchors) if cfg.anchor_boost > 0 else []
-        if cfg.fusion == "zscore":
-            return self._zscore_fusion(nodes, sims, lexical, anchors)
+        sims = {i: sc for i, (_, sc) in dense.items()}
+        if vector is not None:
+            for i, n in nodes.items():
+                if i not in sims:
+                    sims[i] = cosine(vector, n.embedding)
+        sims = {i: sims.get(i, 0.0) for i in sorted(nodes)}
+        fusion = Fusion.fit(
+            method=cfg.fusion, vector=vector,
+            lexical={i: sc for i, (_, sc) in lexical.items()}, sims=sims,
+            keyword_weight=cfg.keyword_weight, embedding_weight=cfg.embedding_weight,
+            normalise_keywords=cfg.normalise_keywords,
+            normalise_embedding=cfg.normalise_embedding,
+            anchors=anchor_words(plan.anchors) if cfg.anchor_boost > 0 else [],
+            anchor_boost=cfg.anchor_boost)
         out = []
-        for i, n in nodes.items():
-            sim = sims.get(i, 0.0)
-            emb = sim
-            if cfg.normalise_embedding == "max" and top_sim > 0:
-                emb = sim / top_sim
-            elif cfg.normalise_embedding == "minmax" and top_sim > low_sim:
-                emb = (sim - low_sim) / (top_sim - low_sim)
-            kw = kw_score(lexical[i][1]) if i in lexical else 0.0
-            score = cfg.embedding_weight * max(emb, 0.0) + cfg.keyword_weight * kw
-            parts = {"embedding": sim, "keyword": kw}
-            if anchors and _spoken_by(n, anchors):
-                score += cfg.anchor_boost
-                parts["anchor"] = cfg.anchor_boost
-            out.append((n, score, parts))
-        return out
+        for i, sim in sims.items():
+            score, parts = fusion.score(nodes[i], sim)
+            out.append((nodes[i], score, parts))
+        return out, fusion
 
     def _with_context(
         self, namespace: str, lexical: dict[str, tuple[Node, float]],
         dense: dict[str, tuple[Node, float]], where: NodeFilter | None,
+        context: dict[str, Edge],
     ) -> dict[str, tuple[Node, float]]:
         """Keyword scores plus γ × the predecessor's, over ``precedes`` edges.
 
         Successors of lexical matches that passed neither list join with
-        their context score alone (if ``where`` accepts them).
+        their context score alone (if ``where`` accepts them). With
+        ``context_by_weight`` the share is γ × the edge's weight, so what
+        reconsolidation learns about an edge reaches seeding. The edge that
+        lent each node its context is recorded in ``context``.
         """
         gamma = self.config.context_weight
-        before: dict[str, float] = {}
+        by_weight = self.config.context_by_weight
+        before: dict[str, tuple[float, Edge]] = {}
         for e in self.store.edges_of(namespace, list(lexical), direction="out"):
             if e.predicate != PRECEDES or e.src not in lexical or e.attrs.get("retired"):
                 continue
-            before[e.dst] = max(before.get(e.dst, 0.0), lexical[e.src][1])
+            share = lexical[e.src][1] * (e.weight if by_weight else 1.0)
+            if e.dst not in before or share > before[e.dst][0]:
+                before[e.dst] = (share, e)
         if not before:
             return lexical
         known = {i: n for i, (n, _) in lexical.items()}
@@ -298,29 +340,11 @@ class RealmSeeder:
             if where is None or where.accepts(node):
                 known[node.id] = node
         out = dict(lexical)
-        for i, prev in before.items():
-            if i in known:
+        for i, (prev, edge) in before.items():
+            if i in known and prev > 0:
                 own = lexical[i][1] if i in lexical else 0.0
                 out[i] = (known[i], own + gamma * prev)
-        return out
-
-    def _zscore_fusion(
-        self, nodes: dict[str, Node], sims: dict[str, float],
-        lexical: dict[str, tuple[Node, float]], anchors: list[set[str]],
-    ) -> list[tuple[Node, float, dict[str, float]]]:
-        cfg = self.config
-        ids = sorted(nodes)
-        raw_kw = [lexical[i][1] if i in lexical else 0.0 for i in ids]
-        raw_sim = [sims.get(i, 0.0) for i in ids]
-        out = []
-        for i, zk, ze, kw, sim in zip(ids, zscores(raw_kw), zscores(raw_sim), raw_kw, raw_sim,
-                                      strict=True):
-            z = cfg.keyword_weight * zk + cfg.embedding_weight * ze
-            parts = {"embedding": sim, "keyword": kw, "z": z}
-            if anchors and _spoken_by(nodes[i], anchors):
-                z += cfg.anchor_boost
-                parts["anchor"] = cfg.anchor_boost
-            out.append((nodes[i], 1.0 / (1.0 + math.exp(-z)), parts))
+                context[i] = edge
         return out
 
     def _learn_participants(self, namespace: str, nodes: Any) -> None:
@@ -361,16 +385,3 @@ def make_seeder(atom: str, mode: SeedMode) -> Any:
 
     factory.__name__ = f"build_{mode}"
     return factory
-
-
-def _anchor_words(names: tuple[str, ...]) -> list[set[str]]:
-    return [w for w in (set(words(n)) for n in names) if w]
-
-
-def _spoken_by(node: Node, anchors: list[set[str]]) -> bool:
-    """Whether the node's speaker is one of the anchors (every word of a name matches)."""
-    speaker = node.attrs.get("speaker")
-    if not isinstance(speaker, str) or not speaker:
-        return False
-    said = set(words(speaker))
-    return any(a <= said for a in anchors)
