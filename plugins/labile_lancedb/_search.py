@@ -14,6 +14,10 @@ a search never pays for other namespaces' data:
   re-scored exactly with their float vectors. At 100k vectors it costs about
   an eighth of the float scan at recall@10 0.99 on latent-structured data;
   new rows are searchable at once. ``auto`` uses it in larger namespaces.
+* **partitioned**: the same, but the Hamming distances are computed only in
+  the cells (`labile_lancedb._partitions`) whose centroids are nearest the
+  query, a share `probe_count` of them; ``auto`` uses it in namespaces of more
+  than ``partition_threshold`` nodes, where even the code scan is too long.
 * **ann**: LanceDB's IVF_RQ index, only when asked for (``mode="ann"``): at
   30k and 100k vectors it costs several times the quantized scan's CPU time
   (``labile bench scale``; see ``docs/store.md``).
@@ -30,6 +34,7 @@ records, best first; ties keep insertion order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Final, Literal
 
@@ -42,7 +47,8 @@ from labile_lancedb._cache import NodeTable, copy_node, top_k
 from labile_lancedb._tables import LanceTables
 
 __all__ = ["EXACT_CANDIDATES", "MIN_RERANK", "RERANK_FRACTION", "SearchMode", "ann_search",
-           "quantized_search", "rerank_count", "text_search", "vector_search"]
+           "auto_path", "partitioned_search", "probe_count", "quantized_search", "rerank_count",
+           "text_search", "vector_search"]
 
 #: Namespaces with at most this many filter candidates are searched exactly even
 #: when an approximate path applies: scoring a few thousand vectors is fast and exact.
@@ -55,7 +61,7 @@ MIN_RERANK: Final = 256
 #: The quantized scan re-ranks at least one in this many of the namespace's nodes.
 RERANK_FRACTION: Final = 1024
 
-SearchMode = Literal["auto", "exact", "quantized", "ann"]
+SearchMode = Literal["auto", "exact", "quantized", "partitioned", "ann"]
 
 
 def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDArray[np.float32],
@@ -77,14 +83,42 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
         needed = where if n_cand < table.embedded_count else None
         flush()
         return ann_search(tables, namespace, table, q, k, needed)
-    if mode == "quantized" or (
-        mode == "auto" and n > config.ann_threshold
-        and n_cand > min(EXACT_CANDIDATES, config.ann_threshold)
-    ):
-        if mode == "auto":  # the quantized scan serves this namespace: free the matrix
-            table.drop_matrix()
-        return quantized_search(table, q, k, cand, rerank_count(k, n, config.quantized_rerank))
-    return _exact(table, q, k, np.flatnonzero(cand))
+    path = auto_path(n, n_cand, config.ann_threshold, config.partition_threshold) if (
+        mode == "auto") else mode
+    if path == "exact" or path == "ann":  # "ann" without an index: exact
+        return _exact(table, q, k, np.flatnonzero(cand))
+    if mode == "auto":  # an approximate path serves this namespace: free the float matrix
+        table.drop_matrix()
+    if path == "partitioned":
+        probes = probe_count(table.partitions().cells, config.partition_probe_share,
+                             n_cand, table.embedded_count)
+        return partitioned_search(table, q, k, None if where is None else cand,
+                                  rerank_count(k, 0, config.quantized_rerank), probes)
+    return quantized_search(table, q, k, cand, rerank_count(k, n, config.quantized_rerank))
+
+
+def auto_path(n: int, n_cand: int, ann_threshold: int,
+              partition_threshold: int) -> Literal["exact", "quantized", "partitioned"]:
+    """The path ``auto`` takes for a namespace of ``n`` nodes whose filter leaves ``n_cand``.
+
+    Exact up to ``ann_threshold`` nodes or `EXACT_CANDIDATES` candidates (exact
+    and fast there); the partitioned scan past ``partition_threshold`` nodes;
+    the quantized scan in between (``labile bench scale`` measures each).
+    """
+    if n <= ann_threshold or n_cand <= min(EXACT_CANDIDATES, ann_threshold):
+        return "exact"
+    return "partitioned" if n > partition_threshold else "quantized"
+
+
+def probe_count(cells: int, share: float, n_cand: int, embedded: int) -> int:
+    """Cells the partitioned scan probes: ``share`` of them, more under a filter.
+
+    A filter that keeps a fraction of the embedded nodes scales the probe up
+    by its inverse, so about as many candidates are scored as without it (the
+    search itself doubles the probe again if the cells still hold too few).
+    """
+    keep = max(n_cand, 1) / max(embedded, 1)
+    return max(1, min(cells, math.ceil(cells * share / min(keep, 1.0))))
 
 
 def rerank_count(k: int, n: int, per_result: int) -> int:
@@ -107,6 +141,16 @@ def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
     which nodes get scored is approximate.
     """
     slots = table.codes().nearest(q, candidates, rerank)
+    return _score_slots(table, q, k, slots)
+
+
+def partitioned_search(table: NodeTable, q: NDArray[np.float32], k: int,
+                       candidates: NDArray[np.bool_] | None, rerank: int,
+                       probes: int) -> list[Scored]:
+    """Top-``k`` among the ``rerank`` slots of ``candidates`` (``None``: every embedded node)
+    in the ``probes`` nearest cells, picked by Hamming distance and the asymmetric step;
+    scores are exact cosines."""
+    slots = table.partitions().nearest(q, candidates, rerank, probes)
     return _score_slots(table, q, k, slots)
 
 
