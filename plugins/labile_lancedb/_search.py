@@ -46,9 +46,9 @@ from labile_lancedb import _sql
 from labile_lancedb._cache import NodeTable, copy_node, top_k
 from labile_lancedb._tables import LanceTables
 
-__all__ = ["EXACT_CANDIDATES", "MIN_RERANK", "RERANK_FRACTION", "SearchMode", "ann_search",
-           "auto_path", "partitioned_search", "probe_count", "quantized_search", "rerank_count",
-           "text_search", "vector_search"]
+__all__ = ["EXACT_CANDIDATES", "MAX_SHARE_RERANK", "MIN_RERANK", "RERANK_FRACTION", "SearchMode",
+           "ann_search", "auto_path", "partitioned_search", "probe_count", "quantized_search",
+           "rerank_count", "text_search", "vector_search"]
 
 #: Namespaces with at most this many filter candidates are searched exactly even
 #: when an approximate path applies: scoring a few thousand vectors is fast and exact.
@@ -63,6 +63,10 @@ MIN_RERANK: Final = 256
 #: only 0.829 (real questions sit far from every turn, so many codes tie); the
 #: synthetic benchmark needs far less.
 RERANK_FRACTION: Final = 100
+
+#: ... but that share stops growing past this many (the asymmetric step and the float
+#: re-rank grow with it: 10,000 at 1M nodes cost 86 ms CPU per query).
+MAX_SHARE_RERANK: Final = 2048
 
 SearchMode = Literal["auto", "exact", "quantized", "partitioned", "ann"]
 
@@ -131,13 +135,14 @@ def rerank_count(k: int, n: int, per_result: int) -> int:
     """How many Hamming-nearest candidates the quantized scan re-scores.
 
     ``k * per_result``, at least `MIN_RERANK`, and at least one in
-    `RERANK_FRACTION` of the ``n`` nodes: the more nodes, the more of them
-    share a code distance with the true neighbours, so the re-rank widens
-    with the namespace (at 100k nodes 1,000 candidates). The partitioned
+    `RERANK_FRACTION` of the ``n`` nodes up to `MAX_SHARE_RERANK`: the more
+    nodes, the more of them share a code distance with the true neighbours,
+    so the re-rank widens with the namespace (at 100k nodes 1,000
+    candidates). The partitioned
     scan passes ``n = 0``: it reads a share of the cells, and 1% of a 1M
     namespace would cost more than its whole probe.
     """
-    return max(k * per_result, MIN_RERANK, n // RERANK_FRACTION)
+    return max(k * per_result, MIN_RERANK, min(n // RERANK_FRACTION, MAX_SHARE_RERANK))
 
 
 def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
