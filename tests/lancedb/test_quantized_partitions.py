@@ -267,3 +267,12 @@ def test_widen_is_the_hamming_stage_factor() -> None:
                       wraps=parts.codes.best_asymmetric) as step:
         parts.nearest(vecs[0], None, 10, 4)
     assert len(step.call_args.args[1]) == 10 * WIDEN
+
+
+def test_rerank_count_grows_with_the_namespace_up_to_a_cap() -> None:
+    assert _search.rerank_count(10, 1000, 40) == 400  # k * per_result
+    assert _search.rerank_count(1, 1000, 40) == _search.MIN_RERANK
+    assert _search.rerank_count(10, 60_000, 40) == 600  # 1% of the namespace
+    assert _search.rerank_count(10, 1_000_000, 40) == _search.MAX_SHARE_RERANK == 1024
+    assert _search.rerank_count(100, 1_000_000, 40) == 4000
+    assert _search.rerank_count(10, 0, 40) == 400  # the partitioned scan's count
