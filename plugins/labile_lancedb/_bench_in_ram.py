@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 import numpy as np
@@ -27,6 +27,10 @@ from numpy.typing import NDArray
 from labile.plugin import Node, NodeFilter, Scored, utcnow
 from labile_lancedb._bench_candidates import Candidate, format_table, measure_candidates, memory_mb
 from labile_lancedb._cache import NodeTable
+from labile_lancedb._search import SearchMode, vector_search
+
+if TYPE_CHECKING:
+    from labile_lancedb._tables import LanceTables
 
 __all__ = ["NAMESPACE", "InRamStore", "fill_table", "run_in_ram_scale"]
 
@@ -59,14 +63,14 @@ class InRamStore:
         return self._table
 
     def vector_search(self, namespace: str, vector: NDArray[np.float32], k: int, *,
-                      where: NodeFilter | None = None, mode: str = "auto") -> list[Scored]:
+                      where: NodeFilter | None = None, mode: SearchMode = "auto") -> list[Scored]:
         """As `LanceStore.vector_search` (the store's search function on the same table)."""
-        from labile_lancedb._search import vector_search
-
         q = np.asarray(vector, np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        return vector_search(self._tables, namespace, self._nodes(namespace),  # type: ignore[arg-type]
-                             q, k, where, mode, flush=lambda: None)  # type: ignore[arg-type]
+        # The in-memory paths read only ``config`` and ``has_ann_index`` of the tables.
+        tables = cast("LanceTables", self._tables)
+        return vector_search(tables, namespace, self._nodes(namespace), q, k, where, mode,
+                             flush=lambda: None)
 
 
 def fill_table(vectors_of: Callable[[int], NDArray[np.float32]], n_nodes: int, dim: int,
@@ -108,7 +112,8 @@ def run_in_ram_scale(n_nodes: int, dim: int, query_rows: list[int], seed: int,
     t0 = time.perf_counter()
     table = fill_table(vectors_of, n_nodes, dim, chunk, progress)
     fill_s = time.perf_counter() - t0
-    queries = make_queries([table.records[i].embedding for i in query_rows], seed)  # type: ignore[misc]
+    picked = [table.records[i].embedding for i in query_rows]
+    queries = make_queries([v for v in picked if v is not None], seed)
     store = InRamStore(NAMESPACE, table, config)
     kept = tuple(c for c in candidates if c.index is None and c.mode != "ann")
     rows = []
