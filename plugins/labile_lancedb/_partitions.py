@@ -11,13 +11,13 @@ code of the few nearest by those), and hands the Hamming-nearest to the same
 asymmetric step and exact re-rank as the full scan.
 
 Maintenance is incremental: a node written after training goes to its nearest
-centroid at once (one small product against the centroids) and is kept in a
-tail that queries read alongside the laid-out cells, so it is searchable
-immediately. The tail is folded into the layout (a sort, no training) once it
-holds a quarter of the laid-out nodes; the centroids are retrained only when
-the owner rebuilds the codes, i.e. when the namespace has doubled. A node
-whose vector changes to another cell is masked out of its old cell and moves
-to the tail.
+centroid before the next read (one product against the centroids for all the
+writes since the last read) and is kept in a tail that queries read alongside
+the laid-out cells, so it is searchable immediately. The tail is folded into
+the layout (a sort, no training) once it holds a quarter of the laid-out
+nodes; the centroids are retrained only when the owner rebuilds the codes,
+i.e. when the namespace has doubled. A node whose vector changes to another
+cell is masked out of its old cell and moves to the tail.
 
 Nothing here does I/O or knows about nodes: it maps slots to cells.
 """
@@ -43,6 +43,10 @@ TRAIN_PER_CELL: Final = 32
 
 #: Nodes assigned to cells per matrix product when the partitions are built.
 _ASSIGN_CHUNK: Final = 8192
+
+#: Writes waiting for their cell are assigned together once this many wait (or at the
+#: next read): their unit vectors are held until then.
+_PENDING_MAX: Final = 4096
 
 #: The tail of nodes written since the last layout is folded in past this share of it.
 _TAIL_SHARE: Final = 4
@@ -87,6 +91,7 @@ class Partitions:
         self.cells = len(centroids)
         self._cell_of = cell_of
         self._n = n
+        self._pending: dict[int, NDArray[np.float32]] = {}
         self._layout()
 
     # -- building ---------------------------------------------------------------------------
@@ -143,13 +148,34 @@ class Partitions:
     def set(self, slot: int, unit: NDArray[np.float32]) -> None:
         """Place slot ``slot`` (``unit``: its unit vector, zeros if none; its code already set).
 
+        The nearest centroid is found for a batch of such writes at once (one
+        matrix product instead of one per node, which at 1,000 cells would
+        cost more than the rest of a write): before the next read, or once
+        `_PENDING_MAX` are waiting. So a written node is searchable at once.
+        """
+        self._pending[slot] = unit
+        if len(self._pending) >= _PENDING_MAX:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Assign the pending writes to their cells."""
+        if not self._pending:
+            return
+        slots = list(self._pending)
+        cells = _nearest_cell(np.stack(list(self._pending.values())), self.centroids)
+        self._pending = {}
+        for slot, cell in zip(slots, cells.tolist(), strict=True):
+            self._place(slot, cell)
+
+    def _place(self, slot: int, cell: int) -> None:
+        """Put ``slot`` in ``cell`` (``-1``: none).
+
         A new slot, or one whose vector moved to another cell, joins the tail
-        (masked out of its old cell); one that stays in its cell has its laid-out
-        code refreshed. Searchable at once either way.
+        (masked out of its old cell); one that stays in its cell has its
+        laid-out code refreshed.
         """
         self.grow(slot + 1)
         self._n = max(self._n, slot + 1)
-        cell = int(_nearest_cell(unit.reshape(1, -1), self.centroids)[0])
         pos = int(self._pos[slot])
         if pos >= 0:
             if cell == self._cell_of[slot]:
@@ -172,6 +198,7 @@ class Partitions:
 
     def members(self, cell: int) -> NDArray[np.intp]:
         """The slots currently in ``cell`` (laid out or in the tail), ascending."""
+        self._settle()
         positions = self._arange[self._offsets[cell]:self._offsets[cell + 1]]
         laid = self._order[positions[~self._dead[positions]]]
         tail = np.asarray(self._tail, np.intp)
@@ -180,16 +207,19 @@ class Partitions:
 
     def cell_of(self, slot: int) -> int:
         """The cell of ``slot`` (``-1``: none, it has no vector)."""
+        self._settle()
         return int(self._cell_of[slot]) if slot < len(self._cell_of) else -1
 
     def laid_code(self, slot: int) -> NDArray[np.uint64] | None:
         """The code of ``slot`` as laid out by cell, or ``None`` when it is not laid out."""
+        self._settle()
         pos = int(self._pos[slot]) if slot < len(self._pos) else -1
         return None if pos < 0 else self._laid[:, pos].copy()
 
     @property
     def tail_size(self) -> int:
         """Slots placed since the last layout."""
+        self._settle()
         return len(self._tail)
 
     # -- search -----------------------------------------------------------------------------
@@ -205,6 +235,7 @@ class Partitions:
         ``candidates`` is a mask over slots, or ``None`` for every embedded
         slot (no mask to apply). Returns ascending slots.
         """
+        self._settle()
         want = count * WIDEN
         scores = self.centroids @ q
         probes = max(1, min(probes, self.cells))

@@ -235,7 +235,9 @@ def run_scale_bench(
             "config": {"nprobes": config.nprobes, "refine_factor": config.refine_factor,
                        "quantized_rerank": config.quantized_rerank,
                        "ann_partition_rows": config.ann_partition_rows,
-                       "ann_threshold": config.ann_threshold},
+                       "ann_threshold": config.ann_threshold,
+                       "partition_threshold": config.partition_threshold,
+                       "partition_probe_share": config.partition_probe_share},
             "cpus": os.cpu_count(),
         }
         log.info("bench_scale_done", **{k: v for k, v in result.items()
