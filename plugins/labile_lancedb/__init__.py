@@ -36,8 +36,12 @@ def _scale_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dim", type=int, default=384)
     p.add_argument("--json", dest="json_out")
     p.add_argument("--candidates", help="comma-separated vector-search candidates to measure "
-                   "(default: all; the exact scan always runs): exact, quantized, auto, ivf_rq, "
-                   "ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")
+                   "(default: all; the exact scan always runs): exact, quantized, partitioned, "
+                   "auto, ivf_rq, ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")
+    p.add_argument("--in-ram", action="store_true",
+                   help="measure only the in-memory candidates on a table filled directly, "
+                        "without LanceDB (for 1M nodes, whose LanceDB ingest takes most of "
+                        "an hour on a small machine)")
 
 
 def _run_scale(args: argparse.Namespace) -> int:
@@ -55,7 +59,7 @@ def _run_scale(args: argparse.Namespace) -> int:
         sys.stderr.write(f"labile bench scale: {exc}\n")
         return 2
     summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries,
-                              candidates=candidates)
+                              candidates=candidates, in_ram=args.in_ram)
     # The candidates' table for people on stderr; stdout stays one JSON document.
     sys.stderr.write(f"{summary['nodes']} nodes, {summary['queries']} queries\n"
                      f"{summary['table']}\n")

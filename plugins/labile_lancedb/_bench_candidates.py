@@ -58,6 +58,7 @@ class Candidate:
 CANDIDATES: Final = (
     Candidate("exact", "exact (float scan)", "exact"),
     Candidate("quantized", "quantized (1-bit + re-rank)", "quantized"),
+    Candidate("partitioned", "partitioned (cells + 1-bit + re-rank)", "partitioned"),
     Candidate("auto", "auto", "auto"),
     Candidate("ivf_rq", "ivf_rq (store)", "ann", ("ivf_rq", {"partitions_per": 0})),
     Candidate("ivf_rq_np40", "ivf_rq p=n/4096 np=40 rf=10", None, ("ivf_rq", {"partitions_per": 0}),
@@ -220,6 +221,12 @@ def measure_candidates(store: Any, namespace: str, queries: NDArray[np.float32],
             t0 = time.perf_counter()
             table.codes()
             build_s = time.perf_counter() - t0
+        elif cand.mode == "partitioned":  # the codes are the quantized row's build
+            table.codes()
+            table.drop_partitions()
+            t0 = time.perf_counter()
+            table.partitions()
+            build_s = time.perf_counter() - t0
         query = (_store_query(store, namespace, cand.mode) if cand.mode is not None
                  else _raw_query(store, cand.query))
         times, cpu, ids = _time(query, queries)
@@ -227,6 +234,8 @@ def measure_candidates(store: Any, namespace: str, queries: NDArray[np.float32],
             mem_mb = table.matrix().nbytes / 2**20
         elif cand.mode == "quantized":
             mem_mb = table.codes().nbytes() / 2**20
+        elif cand.mode == "partitioned":  # its own layout on top of the codes
+            mem_mb = (table.codes().nbytes() + table.partitions().nbytes()) / 2**20
         if truth is None:
             if cand.mode != "exact":
                 raise ValueError("the first candidate must be the exact scan")

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from labile.plugin import Edge, Node, NodeFilter, Observation
+from labile_lancedb._partitions import Partitions
 from labile_lancedb._quantized import BinaryCodes
 from labile_lancedb._rows import to_us
 
@@ -64,8 +65,8 @@ class NodeTable:
     Slot ``i`` is the ``i``-th node inserted; an update keeps its slot. Numpy
     columns (by slot) let `mask` evaluate a `NodeFilter` over every node at
     once with exactly `NodeFilter.accepts` semantics. The normalised vector
-    matrix and the binary codes of the quantized scan are each built on first
-    use and then maintained row by row.
+    matrix, the binary codes of the quantized scan and the partitions in front
+    of them are each built on first use and then maintained row by row.
     """
 
     def __init__(self, dim: int) -> None:
@@ -85,6 +86,7 @@ class NodeTable:
         self.embedded_count = 0
         self._matrix: NDArray[np.float32] | None = None
         self._codes: BinaryCodes | None = None
+        self._partitions: Partitions | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -116,6 +118,8 @@ class NodeTable:
             self._matrix = grown(self._matrix)
         if self._codes is not None:
             self._codes.grow(cap)
+        if self._partitions is not None:
+            self._partitions.grow(cap)
         self._cap = cap
 
     def put(self, node: Node, seq: int) -> None:
@@ -143,10 +147,15 @@ class NodeTable:
             self.t_end[i] = to_us(node.time_end or node.time_start)
         self.has_emb[i] = node.embedding is not None
         self.embedded_count += int(node.embedding is not None)
+        if self._matrix is None and self._codes is None:
+            return
+        unit = _unit(node.embedding, self.dim)
         if self._matrix is not None:
-            self._matrix[i] = _unit(node.embedding, self.dim)
+            self._matrix[i] = unit
         if self._codes is not None:  # searchable by the quantized scan at once
-            self._codes.set(i, _unit(node.embedding, self.dim))
+            self._codes.set(i, unit)
+            if self._partitions is not None:  # ... and by the partitioned one
+                self._partitions.set(i, unit)
 
     def load(self, nodes: list[Node], seqs: list[int], t_start_us: NDArray[np.int64],
              t_end_us: NDArray[np.int64], null_us: int) -> None:
@@ -221,6 +230,16 @@ class NodeTable:
                 rows[j] = _unit(node.embedding, self.dim)
         return rows
 
+    def unit_rows_at(self, slots: NDArray[np.intp]) -> NDArray[np.float32]:
+        """Unit vectors of ``slots`` (zero rows where no embedding); a copy."""
+        if self._matrix is not None:
+            picked: NDArray[np.float32] = self._matrix[slots]
+            return picked
+        rows = np.zeros((len(slots), self.dim), np.float32)
+        for j, i in enumerate(slots.tolist()):
+            rows[j] = _unit(self.records[i].embedding, self.dim)
+        return rows
+
     def codes(self) -> BinaryCodes:
         """The binary codes of every slot, built on first use and kept current by `put`.
 
@@ -233,11 +252,30 @@ class NodeTable:
             self._codes = BinaryCodes.build(self.dim, n, self._cap, self.unit_rows)
         return self._codes
 
+    def partitions(self) -> Partitions:
+        """The cells in front of the codes, trained on first use and kept current by `put`.
+
+        Retrained only together with the codes (when the table has doubled):
+        nodes written in between join their nearest cell at once.
+        """
+        codes = self.codes()
+        if self._partitions is None or self._partitions.codes is not codes:
+            n = len(self.ids)
+            self._partitions = Partitions.train(codes, n, self.has_emb[:n], self.unit_rows_at,
+                                                self.unit_rows)
+            self._partitions.grow(self._cap)
+        return self._partitions
+
+    def drop_partitions(self) -> None:
+        """Free the partitions (a benchmark measuring their build; searches rebuild them)."""
+        self._partitions = None
+
     def nbytes(self) -> int:
         """Approximate bytes of the numpy parts (columns and matrix)."""
         total = sum(a.nbytes for a in (self.visible, self.kind, self.t_start, self.t_end,
                                         self.has_emb))
         total += self._codes.nbytes() if self._codes is not None else 0
+        total += self._partitions.nbytes() if self._partitions is not None else 0
         return total + (self._matrix.nbytes if self._matrix is not None else 0)
 
 

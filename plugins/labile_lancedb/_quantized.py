@@ -31,7 +31,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["WIDEN", "BinaryCodes"]
+__all__ = ["WIDEN", "BinaryCodes", "smallest"]
 
 #: Rows normalised and packed per step when codes are built (bounds the temporary memory).
 _BUILD_CHUNK: Final = 8192
@@ -158,16 +158,33 @@ class BinaryCodes:
 
         Two steps: the `WIDEN` x ``count`` nearest in Hamming distance
         (`hamming_nearest`), then the ``count`` best of those by
-        `asymmetric_scores` (ties: lower slot first). Returns ascending slots;
-        all candidates when there are at most ``count``.
+        `asymmetric_scores` (`best_asymmetric`). Returns ascending slots; all
+        candidates when there are at most ``count``.
         """
-        wide = self.hamming_nearest(q, candidates, count * WIDEN)
-        if len(wide) <= count:
-            return wide
-        scores = self.asymmetric_scores(q, wide)
+        return self.best_asymmetric(q, self.hamming_nearest(q, candidates, count * WIDEN), count)
+
+    def best_asymmetric(self, q: NDArray[np.float32], slots: NDArray[np.intp],
+                        count: int) -> NDArray[np.intp]:
+        """The ``count`` of the ascending ``slots`` with the best `asymmetric_scores`.
+
+        Ties go to the lower slot. Returns ascending slots; all of ``slots``
+        when there are at most ``count``.
+        """
+        if len(slots) <= count:
+            return slots
+        scores = self.asymmetric_scores(q, slots)
         keep = np.argsort(-scores, kind="stable")[:count]
-        best: NDArray[np.intp] = np.sort(wide[keep])
+        best: NDArray[np.intp] = np.sort(slots[keep])
         return best
+
+    def columns(self, slots: NDArray[np.intp]) -> NDArray[np.uint64]:
+        """The codes of ``slots`` column-major (``words x len(slots)``, a copy)."""
+        picked: NDArray[np.uint64] = self._cols[:, slots]
+        return picked
+
+    def columns_ref(self) -> NDArray[np.uint64]:
+        """Every slot's code column-major (``words x capacity``); not a copy, do not modify."""
+        return self._cols
 
     def hamming_nearest(self, q: NDArray[np.float32], candidates: NDArray[np.bool_],
                         count: int) -> NDArray[np.intp]:
@@ -193,14 +210,27 @@ class BinaryCodes:
             near = np.flatnonzero(dist <= rough)
             if len(near) >= count:
                 slots, dist = near, dist[near]
-        hist = np.bincount(dist, minlength=far + 1)[:far]
-        if int(hist.sum()) <= count:
-            every: NDArray[np.intp] = slots[dist < far]
-            return every
-        # The smallest distance whose cumulative count reaches `count`: everything
-        # strictly closer is in, and the first few at exactly that distance fill up.
-        cut = int(np.searchsorted(np.cumsum(hist), count))
-        inside = np.flatnonzero(dist < cut)
-        at_cut = np.flatnonzero(dist == cut)[: count - len(inside)]
-        best: NDArray[np.intp] = slots[np.sort(np.concatenate([inside, at_cut]))]
+        best: NDArray[np.intp] = slots[smallest(dist, count, far)]
         return best
+
+
+def smallest(dist: NDArray[np.uint16], count: int, far: int | None = None) -> NDArray[np.intp]:
+    """Ascending indices of the ``count`` smallest of ``dist``, ties to the lower index.
+
+    Values ``>= far`` (default: larger than any) are never taken, so fewer come
+    back when fewer are below it. A histogram finds the cut-off distance in one
+    pass (distances are small integers), so no sort of the whole array is needed.
+    """
+    if far is None:
+        far = int(dist.max()) + 1 if len(dist) else 1
+    hist = np.bincount(dist, minlength=far + 1)[:far]
+    if int(hist.sum()) <= count:
+        every: NDArray[np.intp] = np.flatnonzero(dist < far)
+        return every
+    # The smallest distance whose cumulative count reaches `count`: everything
+    # strictly closer is in, and the first few at exactly that distance fill up.
+    cut = int(np.searchsorted(np.cumsum(hist), count))
+    inside = np.flatnonzero(dist < cut)
+    at_cut = np.flatnonzero(dist == cut)[: count - len(inside)]
+    best: NDArray[np.intp] = np.sort(np.concatenate([inside, at_cut]))
+    return best

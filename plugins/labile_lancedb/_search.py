@@ -12,8 +12,12 @@ a search never pays for other namespaces' data:
 * **quantized**: a Hamming scan of the binary codes
   (`labile_lancedb._quantized`) picks `rerank_count` candidates, which are
   re-scored exactly with their float vectors. At 100k vectors it costs about
-  an eighth of the float scan at recall@10 0.99 on latent-structured data;
+  a third of the float scan's CPU at recall@10 1.0 on latent-structured data;
   new rows are searchable at once. ``auto`` uses it in larger namespaces.
+* **partitioned**: the same, but the Hamming distances are computed only in
+  the cells (`labile_lancedb._partitions`) whose centroids are nearest the
+  query, a share `probe_count` of them; ``auto`` uses it in namespaces of more
+  than ``partition_threshold`` nodes, where even the code scan is too long.
 * **ann**: LanceDB's IVF_RQ index, only when asked for (``mode="ann"``): at
   30k and 100k vectors it costs several times the quantized scan's CPU time
   (``labile bench scale``; see ``docs/store.md``).
@@ -32,6 +36,7 @@ records, best first; ties keep insertion order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Final, Literal
 
@@ -44,8 +49,9 @@ from labile_lancedb._cache import NodeTable, copy_node, top_k
 from labile_lancedb._lexical import exact_text_search
 from labile_lancedb._tables import LanceTables
 
-__all__ = ["EXACT_CANDIDATES", "MIN_RERANK", "RERANK_FRACTION", "SearchMode", "ann_search",
-           "quantized_search", "rerank_count", "text_search", "vector_search"]
+__all__ = ["EXACT_CANDIDATES", "MAX_SHARE_RERANK", "MIN_RERANK", "RERANK_FRACTION", "SearchMode",
+           "ann_search", "auto_path", "partitioned_search", "probe_count", "quantized_search",
+           "rerank_count", "text_search", "vector_search"]
 
 #: Namespaces with at most this many filter candidates are searched exactly even
 #: when an approximate path applies: scoring a few thousand vectors is fast and exact.
@@ -55,10 +61,19 @@ EXACT_CANDIDATES: Final = 4096
 #: fewer, a small ``k`` would lose recall to the coarse 1-bit ranking.
 MIN_RERANK: Final = 256
 
-#: The quantized scan re-ranks at least one in this many of the namespace's nodes.
-RERANK_FRACTION: Final = 1024
+#: The quantized scan re-ranks at least one in this many of the namespace's nodes. On
+#: MiniLM vectors of LoCoMo turns, re-ranking 1% of them gives recall@10 0.974, 0.4%
+#: only 0.829 (real questions sit far from every turn, so many codes tie); the
+#: synthetic benchmark needs far less.
+RERANK_FRACTION: Final = 100
 
-SearchMode = Literal["auto", "exact", "quantized", "ann"]
+#: ... but that share stops growing past this many, reached at ~100k nodes: the
+#: asymmetric step and the float re-rank grow with it (CPU per query at 1M nodes:
+#: 976 candidates 13.8 ms, 2,048 33 ms, 10,000 86 ms; at 100k, 1,000 cost 5.1 ms
+#: against 2.8 ms for 400).
+MAX_SHARE_RERANK: Final = 1024
+
+SearchMode = Literal["auto", "exact", "quantized", "partitioned", "ann"]
 
 
 def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDArray[np.float32],
@@ -71,8 +86,10 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
     is not empty (the caller has checked).
     """
     n = len(table)
-    cand = table.has_emb[:n].copy() if where is None else table.mask(where) & table.has_emb[:n]
-    n_cand = int(cand.sum())
+    # Without a filter the candidates are the embedded nodes, already counted: the mask
+    # (a pass over the namespace, ~1 ms at 1M nodes) is built only for paths that read it.
+    cand = None if where is None else table.mask(where) & table.has_emb[:n]
+    n_cand = table.embedded_count if cand is None else int(cand.sum())
     config = tables.config
     if mode == "ann" and tables.has_ann_index():
         # A filter that keeps every embedded node need not reach LanceDB (a
@@ -80,28 +97,60 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
         needed = where if n_cand < table.embedded_count else None
         flush()
         return ann_search(tables, namespace, table, q, k, needed)
-    if mode == "quantized" or (
-        mode == "auto" and n > config.ann_threshold
-        and n_cand > min(EXACT_CANDIDATES, config.ann_threshold)
-    ):
-        if mode == "auto":  # the quantized scan serves this namespace: free the matrix
-            table.drop_matrix()
-        return quantized_search(table, q, k, cand, rerank_count(k, n, config.quantized_rerank))
-    # A namespace the exact scan serves keeps its matrix (built once, then kept
-    # current by every write): stacking a filter's candidates per query costs more.
-    return _exact(table, q, k, np.flatnonzero(cand), use_matrix=n <= config.ann_threshold)
+    path = auto_path(n, n_cand, config.ann_threshold, config.partition_threshold) if (
+        mode == "auto") else mode
+    if path == "exact" or path == "ann":  # "ann" without an index: exact
+        # A namespace the exact scan serves keeps its matrix (built once, then kept
+        # current by every write): stacking a filter's candidates per query costs more.
+        return _exact(table, q, k, np.flatnonzero(table.has_emb[:n] if cand is None else cand),
+                      use_matrix=n <= config.ann_threshold)
+    if mode == "auto":  # an approximate path serves this namespace: free the float matrix
+        table.drop_matrix()
+    if path == "partitioned":
+        probes = probe_count(table.partitions().cells, config.partition_probe_share,
+                             n_cand, table.embedded_count)
+        return partitioned_search(table, q, k, cand, rerank_count(k, 0, config.quantized_rerank),
+                                  probes)
+    return quantized_search(table, q, k, table.has_emb[:n].copy() if cand is None else cand,
+                            rerank_count(k, n, config.quantized_rerank))
+
+
+def auto_path(n: int, n_cand: int, ann_threshold: int,
+              partition_threshold: int) -> Literal["exact", "quantized", "partitioned"]:
+    """The path ``auto`` takes for a namespace of ``n`` nodes whose filter leaves ``n_cand``.
+
+    Exact up to ``ann_threshold`` nodes or `EXACT_CANDIDATES` candidates (exact
+    and fast there); the partitioned scan past ``partition_threshold`` nodes;
+    the quantized scan in between (``labile bench scale`` measures each).
+    """
+    if n <= ann_threshold or n_cand <= min(EXACT_CANDIDATES, ann_threshold):
+        return "exact"
+    return "partitioned" if n > partition_threshold else "quantized"
+
+
+def probe_count(cells: int, share: float, n_cand: int, embedded: int) -> int:
+    """Cells the partitioned scan probes: ``share`` of them, more under a filter.
+
+    A filter that keeps a fraction of the embedded nodes scales the probe up
+    by its inverse, so about as many candidates are scored as without it (the
+    search itself doubles the probe again if the cells still hold too few).
+    """
+    keep = max(n_cand, 1) / max(embedded, 1)
+    return max(1, min(cells, math.ceil(cells * share / min(keep, 1.0))))
 
 
 def rerank_count(k: int, n: int, per_result: int) -> int:
     """How many Hamming-nearest candidates the quantized scan re-scores.
 
     ``k * per_result``, at least `MIN_RERANK`, and at least one in
-    `RERANK_FRACTION` of the ``n`` nodes: the more nodes, the more of them
-    share a code distance with the true neighbours, so the re-rank widens
-    with the namespace (at 1M nodes ~1,000 candidates, still well under a
-    millisecond to score).
+    `RERANK_FRACTION` of the ``n`` nodes up to `MAX_SHARE_RERANK`: the more
+    nodes, the more of them share a code distance with the true neighbours,
+    so the re-rank widens with the namespace (at 100k nodes 1,000
+    candidates). The partitioned
+    scan passes ``n = 0``: it reads a share of the cells, and 1% of a 1M
+    namespace would cost more than its whole probe.
     """
-    return max(k * per_result, MIN_RERANK, n // RERANK_FRACTION)
+    return max(k * per_result, MIN_RERANK, min(n // RERANK_FRACTION, MAX_SHARE_RERANK))
 
 
 def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
@@ -112,6 +161,16 @@ def quantized_search(table: NodeTable, q: NDArray[np.float32], k: int,
     which nodes get scored is approximate.
     """
     slots = table.codes().nearest(q, candidates, rerank)
+    return _score_slots(table, q, k, slots)
+
+
+def partitioned_search(table: NodeTable, q: NDArray[np.float32], k: int,
+                       candidates: NDArray[np.bool_] | None, rerank: int,
+                       probes: int) -> list[Scored]:
+    """Top-``k`` among the ``rerank`` slots of ``candidates`` (``None``: every embedded node)
+    in the ``probes`` nearest cells, picked by Hamming distance and the asymmetric step;
+    scores are exact cosines."""
+    slots = table.partitions().nearest(q, candidates, rerank, probes)
     return _score_slots(table, q, k, slots)
 
 

@@ -56,6 +56,16 @@ def _vectors(rng: np.random.Generator, proj: NDArray[np.float32], n: int,
     return x
 
 
+def _queries(picked: list[NDArray[np.float32]], seed: int) -> NDArray[np.float32]:
+    """The query vectors: the picked data points, each perturbed by noise and normalised."""
+    qrng = np.random.default_rng(seed + 1)
+    queries: NDArray[np.float32] = np.stack(picked)
+    queries = queries + (0.3 / np.sqrt(queries.shape[1])) * qrng.standard_normal(
+        queries.shape).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    return queries
+
+
 def _peak_rss_mb() -> float:
     return memory_mb("VmHWM")
 
@@ -99,6 +109,7 @@ def run_scale_bench(
     path: str | None = None,
     progress: bool = True,
     candidates: tuple[Candidate, ...] = CANDIDATES,
+    in_ram: bool = False,
 ) -> dict[str, Any]:
     """Ingest ``n_nodes`` synthetic units and measure the store; returns the figures.
 
@@ -112,6 +123,9 @@ def run_scale_bench(
         progress: Log ingest progress (structlog, ``bench_progress`` events).
         candidates: The vector-search candidates to measure, the exact scan
             first (`labile_lancedb._bench_candidates.CANDIDATES` by default).
+        in_ram: Measure only the in-memory candidates on a table filled
+            directly, without LanceDB (`labile_lancedb._bench_in_ram`; its
+            own result keys); ``path`` is then unused.
 
     Returns:
         A dict with ``nodes``, ``dim``, ``ingest`` (seconds, nodes/s),
@@ -138,10 +152,16 @@ def run_scale_bench(
     rng = np.random.default_rng(seed)
     proj = (rng.standard_normal((LATENT, dim)) / np.sqrt(LATENT)).astype(np.float32)
     noise = 0.35 / np.sqrt(dim)  # ~ a third of the signal's norm: clusters, not points
+    query_rows = set(rng.choice(n_nodes, size=min(n_queries, n_nodes), replace=False).tolist())
     config = LanceStoreConfig(path=path or "memory://")
+    if in_ram:
+        from labile_lancedb._bench_in_ram import run_in_ram_scale
+
+        return run_in_ram_scale(n_nodes, dim, sorted(query_rows), seed,
+                                lambda count: _vectors(rng, proj, count, noise), _queries,
+                                candidates, config, progress=progress, chunk=CHUNK)
     deps = SimpleNamespace(embedder=SimpleNamespace(name=f"bench-latent-{dim}", dim=dim))
     store = LanceStore(config, deps)
-    query_rows = set(rng.choice(n_nodes, size=min(n_queries, n_nodes), replace=False).tolist())
     picked: dict[int, NDArray[np.float32]] = {}
     now = utcnow()
     try:
@@ -177,10 +197,7 @@ def run_scale_bench(
         store.optimize()
         optimize_s = time.perf_counter() - t0
         qrng = np.random.default_rng(seed + 1)
-        queries = np.stack([picked[i] for i in sorted(picked)])
-        queries = queries + (0.3 / np.sqrt(dim)) * qrng.standard_normal(queries.shape).astype(
-            np.float32)
-        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        queries = _queries([picked[i] for i in sorted(picked)], seed)
         rows = []
         for row in measure_candidates(store, NAMESPACE, queries, candidates):
             log.info("bench_candidate", **attrs.asdict(row))
@@ -218,7 +235,9 @@ def run_scale_bench(
             "config": {"nprobes": config.nprobes, "refine_factor": config.refine_factor,
                        "quantized_rerank": config.quantized_rerank,
                        "ann_partition_rows": config.ann_partition_rows,
-                       "ann_threshold": config.ann_threshold},
+                       "ann_threshold": config.ann_threshold,
+                       "partition_threshold": config.partition_threshold,
+                       "partition_probe_share": config.partition_probe_share},
             "cpus": os.cpu_count(),
         }
         log.info("bench_scale_done", **{k: v for k, v in result.items()

@@ -33,6 +33,12 @@ class LanceStoreConfig:
         quantized_rerank: The quantized scan re-scores ``k * quantized_rerank``
             candidates (at least 256, and one in 1,024 of the namespace's nodes)
             with their float vectors (more: better recall, slower).
+        partition_threshold: Node count of a namespace from which its ``auto``
+            vector searches use the partitioned scan (the quantized scan
+            restricted to the cells nearest the query) instead of the full
+            quantized scan.
+        partition_probe_share: Share of a namespace's cells that the
+            partitioned scan reads per query (more: better recall, slower).
         nprobes: IVF partitions probed by an ANN search (more: better recall,
             slower).
         refine_factor: An ANN search re-ranks ``k * refine_factor`` candidates
@@ -59,6 +65,10 @@ class LanceStoreConfig:
     path: str = attrs.field(default="./memory", validator=attrs.validators.instance_of(str))
     ann_threshold: int = attrs.field(default=20_000, validator=_pos_int)
     quantized_rerank: int = attrs.field(default=40, validator=_pos_int)
+    partition_threshold: int = attrs.field(default=500_000, validator=_pos_int)
+    partition_probe_share: float = attrs.field(default=0.25, validator=[
+        attrs.validators.instance_of(float), attrs.validators.gt(0.0),
+        attrs.validators.le(1.0)])
     nprobes: int = attrs.field(default=20, validator=_pos_int)
     refine_factor: int = attrs.field(default=10, validator=_pos_int)
     ann_partition_rows: int = attrs.field(default=4096, validator=[

@@ -42,3 +42,24 @@ def test_candidates_are_picked_by_key_with_the_exact_scan_always_first() -> None
     assert [c.key for c in pick_candidates("auto, quantized")] == ["exact", "quantized", "auto"]
     with pytest.raises(ValueError, match="unknown candidate.*hnsw; known: exact, quantized"):
         pick_candidates("quantized,hnsw")
+
+
+def test_in_ram_mode_measures_the_in_memory_candidates_without_lancedb(tmp_path: Path) -> None:
+    """``in_ram``: the exact, quantized, partitioned and auto rows on a table filled directly;
+    LanceDB index candidates are listed as skipped; 1% more nodes are found at once by the
+    partitioned scan with neither the codes nor the partitions rebuilt; nothing is written."""
+    result = run_scale_bench(4000, dim=32, n_queries=20, seed=2, path=str(tmp_path / "b"),
+                             progress=False, in_ram=True,
+                             candidates=pick_candidates("quantized,partitioned,auto,ivf_rq"))
+    assert result["mode"] == "in-ram" and result["nodes"] == 4000 and result["queries"] == 20
+    rows = {r["name"]: r for r in result["candidates"]}
+    assert list(rows) == ["exact (float scan)", "quantized (1-bit + re-rank)",
+                          "partitioned (cells + 1-bit + re-rank)", "auto"]
+    assert result["skipped"] == ["ivf_rq"]
+    assert rows["exact (float scan)"]["recall_at_10"] == 1.0
+    part = rows["partitioned (cells + 1-bit + re-rank)"]
+    assert 0.5 <= part["recall_at_10"] <= 1.0 and part["build_s"] > 0 and part["mem_mb"] > 0
+    assert result["refresh"] == {"added": 40, "add_s": result["refresh"]["add_s"],
+                                 "found_at_once": "20/20", "codes_rebuilt": False,
+                                 "partitions_rebuilt": False}
+    assert result["peak_rss_mb"] > 0 and not (tmp_path / "b").exists()
