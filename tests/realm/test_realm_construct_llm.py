@@ -17,7 +17,9 @@ from labile._model import NodeFilter
 from labile_llm import ScriptedLLM
 from labile_realm.schema import ENTITY, EVENT, FACT
 
-LLM_CONSTRUCT = {"type": "realm.construct", "units": "llm", "decisions": "llm"}
+# every unit is asked about (min_similarity 0): these tests script the decisions themselves
+LLM_CONSTRUCT = {"type": "realm.construct", "units": "llm",
+                 "decisions": {"type": "realm.write_decider.llm", "min_similarity": 0.0}}
 
 
 def _units(*units: dict[str, Any], summary: str = "Ann talks about her dog.") -> str:
