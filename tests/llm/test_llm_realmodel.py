@@ -3,9 +3,10 @@
 Skips (with the install command) where llama-cpp-python or the SmolLM2
 package is missing; CI installs both. The conversation is three short turns
 and replies are capped; REALM asks the three turns in one batched call, so
-the test costs a few model calls (tens of seconds on two cores). A 135M model's judgement is weak: the test checks the
-machinery — replies parsed, validated and turned into nodes, real token
-counts in the usage meter — not the quality of what it extracted.
+the test costs a few model calls (tens of seconds on two cores). A 135M
+model's judgement is weak: the test checks the machinery — replies parsed,
+validated and turned into nodes, real token counts in the usage meter — not
+the quality of what it extracted.
 """
 
 from __future__ import annotations
