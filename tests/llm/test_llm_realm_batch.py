@@ -263,3 +263,68 @@ def test_min_similarity_0_asks_about_every_unit_as_the_paper_does() -> None:
     decider, llm = _decider(0.0)
     decider.decide_node(_new_unit(), [_candidate("far", -0.3)], ConversationState())
     assert len(llm.calls) == 1 and "about far" in llm.calls[0].prompt and not decider.counts
+
+
+# -- replies cut at the token budget ------------------------------------------------------
+
+
+def test_a_cut_batch_reply_keeps_its_closed_units_and_asks_the_rest_again() -> None:
+    from labile_llm.replies import ReplyCutError
+
+    whole = _reply(_unit(1, "adopted Max"), _unit(2, "marathon"), _unit(2, "Berlin"))
+    cut = ReplyCutError("realm.extract_batch: cut at max_tokens", raw=whole[:whole.index(
+        '"Berlin"') + 5])  # the cut goes through the third unit
+    llm = ScriptedLLM(rules=[(BATCH, cut), (SINGLE, _single("Lena moved"))])
+    with _memory(llm) as memory:
+        before = memory.extractor.state("u").summary
+        report = memory.add(_observations(), namespace="u")
+        assert _sources_by_name(memory) == {"adopted Max": ("D1:1",), "marathon": ("D1:3",),
+                                            "Lena moved": ("D1:4",)}
+        ops = [c.operation for c in llm.calls if c.operation.startswith("realm.extract")]
+        assert ops == ["realm.extract_batch", "realm.extract"]  # turn 3 asked again, alone
+        assert _counts(memory)["batch_reply_cut_salvaged"] == 1
+        assert report.details["realm"]["llm_failures"] == {}
+        assert memory.extractor.state("u").summary != before  # from the re-asked turn
+
+
+def test_a_reply_cut_before_any_unit_closed_is_halved() -> None:
+    from labile_llm.replies import ReplyCutError
+
+    cut = ReplyCutError("cut", raw='{"units": [{"turn": 1, "type": "event", "name": "ado')
+    llm = ScriptedLLM(rules=[(BATCH, [cut, _reply(_unit(1, "marathon"), _unit(2, "Lena"))]),
+                             (SINGLE, _single("adopted Max"))])
+    with _memory(llm) as memory:
+        memory.add(_observations(), namespace="u")
+        assert set(_sources_by_name(memory)) == {"adopted Max", "marathon", "Lena"}
+        assert _counts(memory)["batch_split"] == 1
+
+
+_raw_unit = st.fixed_dictionaries({
+    "turn": st.integers(1, 4), "type": st.sampled_from(["event", "fact"]),
+    "name": st.text(max_size=12), "description": st.text(max_size=30),
+})
+
+
+@settings(max_examples=80, deadline=None)
+@given(units=st.lists(_raw_unit, max_size=5), data=st.data())
+def test_salvage_returns_exactly_the_units_that_closed_before_the_cut(
+    units: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Property: a reply cut anywhere gives back the leading units whose JSON closed
+    before the cut, in order; an uncut reply gives back all of them."""
+    from labile_realm.construct.extract_llm import salvage_units
+
+    text = json.dumps({"units": units, "summary": "s"})
+    cut = data.draw(st.integers(0, len(text)))
+    salvaged = salvage_units(text[:cut])
+    assert salvaged == units[:len(salvaged)]
+    closed = sum(1 for i in range(len(units))
+                 if len(json.dumps({"units": units[:i + 1]})) - 2 <= cut)
+    assert len(salvaged) == closed
+
+
+def test_salvage_refuses_what_is_not_a_units_reply() -> None:
+    from labile_realm.construct.extract_llm import salvage_units
+
+    assert salvage_units("") == [] and salvage_units('{"summary": "x", "units": [{}]}') == []
+    assert salvage_units('{"units": [1, {"turn": 1}]}') == []

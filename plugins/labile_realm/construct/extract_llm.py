@@ -25,6 +25,7 @@ SmolLM2-135M, issue #11):
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -160,10 +161,12 @@ class LLMUnitExtractor:
         (``batch_unit_unknown_turn``), and a turn whose units do not all
         validate loses its units only (``batch_turn_rejected``); the other
         turns keep theirs. A turn the reply gives no unit simply has none. A
-        reply that fails whole (invalid, cut at its token budget, or a prompt
-        over the context window) is asked again as two halves
+        reply cut at its token budget keeps the units that closed before the
+        cut and asks the turns after them again (`_salvage`,
+        ``batch_reply_cut_salvaged``). A reply that fails otherwise (invalid,
+        or a prompt over the context window) is asked again as two halves
         (``batch_split``), down to single turns; a single turn whose call
-        fails raises like `extract`.
+        fails is counted (``batch_turn_failed``) and loses its units.
 
         Returns:
             One `Extraction` per observation, in order.
@@ -197,6 +200,8 @@ class LLMUnitExtractor:
         except LLMError as exc:
             if not _halving_helps(exc):
                 raise
+            if self._salvage(exc, asked, state, out):
+                return
             self.counts["batch_split"] += 1
             log.warning("realm_batch_split", turns=len(asked), error=str(exc)[:200])
             half = len(asked) // 2
@@ -210,10 +215,37 @@ class LLMUnitExtractor:
                     log.warning("realm_batch_turn_failed", observation=part[0][1].id,
                                 error=str(part_exc)[:200])
             return
+        self._land(reply["units"], asked, out)
+        self._update_summary(state, reply["summary"], asked[-1][1].id)
+
+    def _salvage(self, exc: LLMError, asked: Sequence[tuple[int, Observation]],
+                 state: ConversationState, out: list[Extraction]) -> bool:
+        """Keep the complete units of a batch reply cut at its token budget.
+
+        A grammar writes ``units`` first and in turn order, so the units that
+        closed before the cut are whole and the turns they name were covered;
+        the turns after the last one named are asked again (a shorter batch),
+        and the summary is left as it was. Returns whether anything was kept.
+        """
+        units = [u for u in salvage_units(getattr(exc, "raw", None) or "")
+                 if _turn_of(u, len(asked)) is not None]
+        if not units:
+            return False
+        covered = max(_turn_of(u, len(asked)) or 0 for u in units)
+        self.counts["batch_reply_cut_salvaged"] += 1
+        log.warning("realm_batch_salvaged", turns=len(asked), covered=covered,
+                    units=len(units))
+        self._land(units, asked[:covered], out)
+        self._ask_batch(asked[covered:], state, out)
+        return True
+
+    def _land(self, raw_units: Sequence[dict[str, Any]],
+              asked: Sequence[tuple[int, Observation]], out: list[Extraction]) -> None:
+        """Give every turn of ``asked`` the units of ``raw_units`` that name it."""
         by_turn: dict[int, list[dict[str, Any]]] = {}
-        for raw in reply["units"]:
-            turn = raw.get("turn")
-            if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= len(asked):
+        for raw in raw_units:
+            turn = _turn_of(raw, len(asked))
+            if turn is None:
                 self.counts["batch_unit_unknown_turn"] += 1
                 continue
             by_turn.setdefault(turn, []).append(raw)
@@ -225,7 +257,6 @@ class LLMUnitExtractor:
                 log.warning("realm_batch_turn_rejected", observation=obs.id, error=str(exc)[:200])
                 units = []
             out[index] = _extraction(obs, units)
-        self._update_summary(state, reply["summary"], asked[-1][1].id)
 
     def _small_talk(self, obs: Observation) -> bool:
         """Pure small talk with no shared photo: never sent to the model (counted)."""
@@ -309,6 +340,39 @@ def _extraction(obs: Observation, units: list[Unit]) -> Extraction:
     )
     return Extraction(units=units, questions=questions,
                       terms=[u.name for u in units if u.kind != ENTITY][:6])
+
+
+def _turn_of(raw: object, shown: int) -> int | None:
+    """The turn number a raw unit names, or ``None`` unless it is one of 1..shown."""
+    turn = raw.get("turn") if isinstance(raw, dict) else None
+    if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= shown:
+        return None
+    return turn
+
+
+def salvage_units(raw: str) -> list[dict[str, Any]]:
+    """The unit objects that closed in a reply cut short, in order.
+
+    Reads ``{"units": [ {...}, {...}, {...`` up to the first unit that does
+    not parse (the one the cut went through); anything else gives ``[]``.
+    """
+    found = re.match(r'\s*\{\s*"units"\s*:\s*\[', raw)
+    if found is None:
+        return []
+    decoder = json.JSONDecoder()
+    units: list[dict[str, Any]] = []
+    pos = found.end()
+    while True:
+        while pos < len(raw) and raw[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(raw) or raw[pos] != "{":
+            return units
+        try:
+            value, pos = decoder.raw_decode(raw, pos)
+        except ValueError:
+            return units
+        if isinstance(value, dict):
+            units.append(value)
 
 
 def _halving_helps(exc: LLMError) -> bool:

@@ -44,6 +44,9 @@ EXTRACT_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+#: Longest description or statement of a unit in a batch reply, in characters.
+BATCH_TEXT_CHARS: Final = 300
+
 #: The unit types and their fields, shared by the one-turn and the batch prompt.
 _UNIT_TYPES: Final = """Unit types:
 - entity: something that can be referred to (person, place, organisation, object, title,
@@ -97,13 +100,17 @@ def extraction_batch_schema(turns: int) -> dict[str, Any]:
 
     ``turn`` is limited to the numbers shown (1..turns) and comes first, so a
     grammar-constrained model commits to a turn before it writes the unit and
-    cannot name a turn that was not shown. At most 4 units per turn and 16 in
-    all, which keeps a reply within a small model's token budget.
+    cannot name a turn that was not shown. At most 3 units per turn and 12 in
+    all, descriptions and statements of at most `BATCH_TEXT_CHARS`: a reply
+    for several turns must still fit a small model's token budget.
     """
     schema: dict[str, Any] = json.loads(json.dumps(EXTRACT_SCHEMA))
     units = schema["properties"]["units"]
-    units["maxItems"] = min(16, 4 * turns)
+    units["maxItems"] = min(12, 3 * turns)
     item = units["items"]
+    # shorter descriptions than one turn's: SmolLM2's 4-turn replies ran past 512 tokens
+    for field in ("description", "statement"):
+        item["properties"][field] = {**item["properties"][field], "maxLength": BATCH_TEXT_CHARS}
     item["required"] = ["turn", *item["required"]]
     item["properties"] = {"turn": {"enum": list(range(1, turns + 1))}, **item["properties"]}
     return schema
