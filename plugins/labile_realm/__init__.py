@@ -114,7 +114,8 @@ def labile_register_realm_unit_extractors(register: Register) -> None:
     register("realm.unit_extractor.offline", build_offline_units,
              summary="events, facts and entities from rules, keyphrases and time parsing")
     register("realm.unit_extractor.llm", build_llm_units, config=LLMUnitsConfig, needs=("llm",),
-             summary="the model types the turn's units and rewrites the running summary")
+             summary="the model types the units of a turn (several turns of one add in one "
+                     "call) and rewrites the running summary")
 
 
 @hookimpl
@@ -127,7 +128,8 @@ def labile_register_realm_write_deciders(register: Register) -> None:
              summary="merge near-duplicates, else add; correlates edges by similarity")
     register("realm.write_decider.llm", build_llm_decider, config=LLMDecisionConfig,
              needs=("llm",),
-             summary="the model decides add / modify / skip and the edges to related nodes")
+             summary="the model decides add / modify / skip (when a candidate is close) and "
+                     "the edges to related nodes")
 
 
 @hookimpl
