@@ -52,8 +52,9 @@ def _memory(**llm: Any) -> Memory:
 
 
 def test_realm_llm_extraction_with_the_local_model_makes_nodes() -> None:
-    """One ``add`` of three turns: one batched extraction call (halved only if the
-    reply fails whole), whose reply is parsed, validated and turned into nodes."""
+    """One ``add`` of three turns, asked in one batched extraction call: the reply is
+    parsed, validated (or, cut at the token budget, its closed units kept) and turned
+    into nodes."""
     from labile_llamacpp.client import LlamaCppClient
 
     with _memory() as memory:
@@ -63,9 +64,10 @@ def test_realm_llm_extraction_with_the_local_model_makes_nodes() -> None:
         snapshot = memory.usage.snapshot()
         replies = llm.replies.snapshot()
         batch = replies.get("realm.extract_batch", {})
-        # the three turns were asked together, and the model's reply validated
-        assert sum(batch.values()) == 1, replies
-        assert batch.get("valid", 0) + batch.get("repaired", 0) == 1, replies
+        # the three turns were asked together; the reply validated, or was cut at the
+        # token budget and its closed units were kept (the turns after them asked again)
+        salvaged = memory.extractor.units.counts["batch_reply_cut_salvaged"]
+        assert batch.get("valid", 0) + batch.get("repaired", 0) + salvaged >= 1, replies
         assert report.details["realm"]["units"] > 0
         nodes = list(memory.store.iter_nodes("ci"))
         from_model = [n for n in nodes if n.kind != "realm.episode"]
@@ -73,9 +75,9 @@ def test_realm_llm_extraction_with_the_local_model_makes_nodes() -> None:
         assert all(set(n.sources) <= {o.id for o in _observations()} for n in from_model)
         # real token counts: the batch prompt alone is hundreds of tokens
         usage = snapshot["realm.extract_batch"]
-        assert usage["calls"] == 1 and usage["failures"] == 0
-        assert usage["prompt_tokens"] > 300
-        assert 0 < usage["completion_tokens"] <= 256
+        assert usage["calls"] == sum(batch.values())
+        assert usage["prompt_tokens"] > 300 * usage["calls"]
+        assert 0 < usage["completion_tokens"] <= 256 * usage["calls"]
 
 
 def test_usage_counts_the_models_own_tokens() -> None:

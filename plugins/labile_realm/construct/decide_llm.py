@@ -2,10 +2,13 @@
 
 Candidates are numbered for the prompt; the reply is validated against the
 schema and then against the prompt: every number must be one the prompt
-showed, ``modify``/``skip`` must name a target, predicates must be REALM
-predicates, ``modify``/``delete`` must refer to an edge that exists. Any
-violation raises `LLMOutputError` and the whole reply is dropped (the
-extractor counts and logs it): a decision is never half-applied.
+showed, predicates must be REALM predicates, ``modify``/``delete`` must
+refer to an edge that exists. Any violation raises `LLMOutputError` and the
+whole reply is dropped (the extractor counts and logs it): a decision is
+never half-applied. A ``modify`` or ``skip`` that names no target is taken
+as ``add`` (counted ``node_decision_untargeted_added``): adding is what the
+prompt asks for when unsure, and it loses nothing, where rejecting the reply
+would lose the unit.
 
 Only candidates at least `LLMDecisionConfig.min_similarity` similar to the
 unit are shown. When none is, the model is not asked: with nothing close
@@ -61,7 +64,8 @@ class LLMDecider:
     def __init__(self, llm: LLMClient, *, min_similarity: float = 0.0) -> None:
         self.llm = llm
         self.min_similarity = min_similarity
-        #: ``node_decision_unasked``: units added without a call (no candidate close enough).
+        #: ``node_decision_unasked``: units added without a call (no candidate close enough);
+        #: ``node_decision_untargeted_added``: a modify or skip with no target, added instead.
         self.counts: Counter[str] = Counter()
 
     def decide_node(
@@ -84,9 +88,12 @@ class LLMDecider:
                                        operation="realm.node_decision", system=prompts.SYSTEM)
         op = reply["operation"]
         target = None
-        if op in ("modify", "skip"):
-            if reply.get("target") is None:
-                raise LLMOutputError(f"operation {op!r} needs a target candidate")
+        if op in ("modify", "skip") and reply.get("target") is None:
+            # SmolLM2 answered "skip" with no target; rejecting lost the unit. Adding it
+            # is the prompt's own rule when unsure, and destroys nothing.
+            self.counts["node_decision_untargeted_added"] += 1
+            op = "add"
+        elif op in ("modify", "skip"):
             target = ids.real(reply["target"])
         related = tuple(dict.fromkeys(ids.real(i) for i in reply["related"]))
         keywords = reply.get("keywords")

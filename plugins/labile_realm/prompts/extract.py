@@ -100,12 +100,15 @@ def extraction_batch_schema(turns: int) -> dict[str, Any]:
 
     ``turn`` is limited to the numbers shown (1..turns) and comes first, so a
     grammar-constrained model commits to a turn before it writes the unit and
-    cannot name a turn that was not shown. At most 3 units per turn and 12 in
+    cannot name a turn that was not shown. At least one unit, at most 3 per turn and 12 in
     all, descriptions and statements of at most `BATCH_TEXT_CHARS`: a reply
     for several turns must still fit a small model's token budget.
     """
     schema: dict[str, Any] = json.loads(json.dumps(EXTRACT_SCHEMA))
     units = schema["properties"]["units"]
+    # at least one unit: small talk never reaches a batch, and greedy SmolLM2 closed the
+    # list at once ("units": []) on a batch of three informative turns, losing all three
+    units["minItems"] = 1
     units["maxItems"] = min(12, 3 * turns)
     item = units["items"]
     # shorter descriptions than one turn's: SmolLM2's 4-turn replies ran past 512 tokens
