@@ -287,6 +287,22 @@ def test_a_cut_batch_reply_keeps_its_closed_units_and_asks_the_rest_again() -> N
         assert memory.extractor.state("u").summary != before  # from the re-asked turn
 
 
+def test_a_re_asked_turn_that_fails_loses_only_its_own_units() -> None:
+    """The shape of the first real run: a 3-turn batch cut after turn 2's units, then
+    turn 3 asked alone and cut again. Turns 1-2 keep their units; nothing is raised."""
+    from labile_llm.replies import ReplyCutError
+
+    whole = _reply(_unit(1, "adopted Max"), _unit(2, "marathon"), _unit(3, "Lena"))
+    cut = ReplyCutError("cut", raw=whole[:whole.index('"Lena"')])
+    llm = ScriptedLLM(rules=[(BATCH, cut), (SINGLE, ReplyCutError("cut again", raw="{"))])
+    with _memory(llm) as memory:
+        report = memory.add(_observations(), namespace="u")
+        assert _sources_by_name(memory) == {"adopted Max": ("D1:1",), "marathon": ("D1:3",)}
+        assert report.details["realm"]["llm_failures"] == {}
+        counts = _counts(memory)
+        assert counts["batch_reply_cut_salvaged"] == 1 and counts["batch_turn_failed"] == 1
+
+
 def test_a_reply_cut_before_any_unit_closed_is_halved() -> None:
     from labile_llm.replies import ReplyCutError
 

@@ -205,18 +205,24 @@ class LLMUnitExtractor:
             self.counts["batch_split"] += 1
             log.warning("realm_batch_split", turns=len(asked), error=str(exc)[:200])
             half = len(asked) // 2
-            for part in (asked[:half], asked[half:]):
-                try:
-                    self._ask_batch(part, state, out)
-                except LLMError as part_exc:
-                    if len(part) > 1 or not _halving_helps(part_exc):
-                        raise
-                    self.counts["batch_turn_failed"] += 1
-                    log.warning("realm_batch_turn_failed", observation=part[0][1].id,
-                                error=str(part_exc)[:200])
+            self._ask_part(asked[:half], state, out)
+            self._ask_part(asked[half:], state, out)
             return
         self._land(reply["units"], asked, out)
         self._update_summary(state, reply["summary"], asked[-1][1].id)
+
+    def _ask_part(self, part: Sequence[tuple[int, Observation]], state: ConversationState,
+                  out: list[Extraction]) -> None:
+        """`_ask_batch` on part of a batch; a single turn whose reply stays unusable loses
+        its units only (counted), so the rest of the batch keeps what it got."""
+        try:
+            self._ask_batch(part, state, out)
+        except LLMError as exc:
+            if len(part) > 1 or not _halving_helps(exc):
+                raise
+            self.counts["batch_turn_failed"] += 1
+            log.warning("realm_batch_turn_failed", observation=part[0][1].id,
+                        error=str(exc)[:200])
 
     def _salvage(self, exc: LLMError, asked: Sequence[tuple[int, Observation]],
                  state: ConversationState, out: list[Extraction]) -> bool:
@@ -236,7 +242,7 @@ class LLMUnitExtractor:
         log.warning("realm_batch_salvaged", turns=len(asked), covered=covered,
                     units=len(units))
         self._land(units, asked[:covered], out)
-        self._ask_batch(asked[covered:], state, out)
+        self._ask_part(asked[covered:], state, out)
         return True
 
     def _land(self, raw_units: Sequence[dict[str, Any]],
