@@ -20,8 +20,10 @@ STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxI
 # matter to grammar-constrained small models, which loop inside a string until its
 # limit (SmolLM2 filled a name with a list of invented people up to the limit).
 SHORT = {"type": "string", "maxLength": 80}
+#: A date whose month is 01-12 and day 01-31 (SmolLM2 wrote "1497-16-22" under a looser one).
+_DATE: Final = r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
 #: A unit's time: "none", a date, or a date range (what `extract_llm.parse_time` reads).
-TIME_PATTERN: Final = r"^(none|[0-9]{4}-[0-9]{2}-[0-9]{2}( to [0-9]{4}-[0-9]{2}-[0-9]{2})?)$"
+TIME_PATTERN: Final = rf"^(none|{_DATE}( to {_DATE})?)$"
 SHORTS = {"type": "array", "items": SHORT, "maxItems": 6}
 IDS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": 50}
 KINDS = ["entity", "event", "episode", "fact"]
