@@ -43,7 +43,6 @@ one, and the provider's real key has no business going to a local server.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import random
 import re
@@ -52,14 +51,15 @@ import time
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import attrs
 import structlog
 
-from labile.plugin import MissingDependencyError, UsageMeter
+from labile.plugin import UsageMeter
 from labile_litellm import redacting
 from labile_litellm.config import LiteLLMConfig
+from labile_litellm.loading import INSTALL_HINT, LOCAL_KEY, is_loopback, load_litellm
+from labile_litellm.response import as_int, mentions_format, read_response
 from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.json_completion import (
     JSONCompletion,
@@ -83,54 +83,14 @@ from labile_llm.tokens import count_tokens_like_litellm
 
 log = structlog.get_logger(__name__)
 
-INSTALL_HINT = "pip install 'labile[llm]'"
 #: Structured-output modes from strongest to weakest.
 MODES = ("json_schema", "json_object_schema", "json_object", "prompt")
 #: Modes that send a ``response_format``.
 _FORMAT_MODES: Final = frozenset({"json_schema", "json_object_schema", "json_object"})
-#: Sent as the key to a loopback ``api_base`` when no ``api_key_env`` is set.
-LOCAL_KEY: Final = "sk-local-no-key"
-_OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 _NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")
 
 __all__ = ["INSTALL_HINT", "LOCAL_KEY", "MODES", "LiteLLMClient", "build", "is_loopback",
            "load_litellm"]
-
-
-def is_loopback(url: str | None) -> bool:
-    """Whether ``url``'s host is this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if not url:
-        return False
-    host = urlsplit(url if "//" in url else f"//{url}").hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def load_litellm() -> ModuleType:
-    """Import litellm offline-safely.
-
-    Sets ``LITELLM_LOCAL_MODEL_COST_MAP`` and ``LITELLM_OFFLINE_MODE`` (unless
-    already set) before the import, and silences litellm's debug prints
-    (``suppress_debug_info``), which would otherwise write to stdout.
-
-    Raises:
-        MissingDependencyError: litellm is not installed.
-    """
-    for name, value in _OFFLINE_ENV.items():
-        os.environ.setdefault(name, value)
-    try:
-        import litellm
-    except ImportError:
-        raise MissingDependencyError(
-            f"the 'litellm' llm needs the litellm package: {INSTALL_HINT}"
-        ) from None
-    litellm.suppress_debug_info = True
-    redacting.install()
-    return litellm
 
 
 def build(config: LiteLLMConfig, deps: Any) -> LiteLLMClient:
@@ -366,7 +326,7 @@ class LiteLLMClient(JSONCompletion):
     def _should_step_down(self, err: LLMCallError, mode: str) -> bool:
         if self.config.structured_output != "auto" or mode not in _FORMAT_MODES:
             return False
-        return err.kind is ErrorKind.BAD_REQUEST and _mentions_format(str(err))
+        return err.kind is ErrorKind.BAD_REQUEST and mentions_format(str(err))
 
     def check_environment(self) -> None:
         """Fail at once if the provider's key variables are not set.
@@ -422,18 +382,18 @@ class LiteLLMClient(JSONCompletion):
                 except Exception as exc:
                     self.usage.record(operation, latency_ms=(time.perf_counter() - start) * 1000,
                                       failed=True)
-                    if mode in _FORMAT_MODES and _mentions_format(str(exc)):
+                    if mode in _FORMAT_MODES and mentions_format(str(exc)):
                         # A server that cannot read the response_format will not read it on
                         # a retry either; llama-cpp-python's server answers it with a 500.
                         raise LLMRequestError(
                             f"{mode} rejected: {type(exc).__name__}: "
                             f"{redact(str(exc), secrets)[:600]}",
                             error_type=type(exc).__name__,
-                            status_code=_int(getattr(exc, "status_code", None)),
+                            status_code=as_int(getattr(exc, "status_code", None)),
                         ) from exc
                     raise
                 latency_ms = (time.perf_counter() - start) * 1000
-            reply = self._read(response, kwargs["messages"])
+            reply = read_response(response, kwargs["messages"], self._litellm)
             self.usage.record(operation, prompt_tokens=reply.prompt_tokens,
                               completion_tokens=reply.completion_tokens,
                               cost_usd=reply.cost_usd, latency_ms=latency_ms)
@@ -454,60 +414,3 @@ class LiteLLMClient(JSONCompletion):
 
         return call_with_retry(attempt, policy=self._policy, sleep=self._sleep, rng=self._rng,
                                on_error=on_error, secrets=secrets)
-
-    def _read(self, response: Any, messages: list[dict[str, Any]]) -> CachedReply:
-        """Text, tokens and cost of a litellm ``ModelResponse`` (or a look-alike)."""
-        choices = _get(response, "choices") or []
-        message = _get(choices[0], "message") if choices else None
-        text = _get(message, "content")
-        if not text:
-            calls = _get(message, "tool_calls") or []
-            if calls:
-                text = _get(_get(calls[0], "function"), "arguments")
-        text = text if isinstance(text, str) else ""
-        usage = _get(response, "usage")
-        prompt_tokens = _int(_get(usage, "prompt_tokens"))
-        completion_tokens = _int(_get(usage, "completion_tokens"))
-        if prompt_tokens is None:
-            prompt_tokens = sum(count_tokens_like_litellm(str(m.get("content") or ""))
-                                for m in messages)
-        if completion_tokens is None:
-            completion_tokens = count_tokens_like_litellm(text)
-        return CachedReply(text=text, prompt_tokens=prompt_tokens,
-                           completion_tokens=completion_tokens, cost_usd=self._cost(response))
-
-    def _cost(self, response: Any) -> float:
-        hidden = getattr(response, "_hidden_params", None)
-        cost = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
-        if cost is None:
-            try:
-                cost = self._litellm.completion_cost(completion_response=response)
-            except Exception:  # litellm has no price for this model (local servers)
-                cost = 0.0
-        try:
-            return max(float(cost or 0.0), 0.0)
-        except (TypeError, ValueError):
-            return 0.0
-
-
-def _mentions_format(text: str) -> bool:
-    """Whether an error message is about the request's ``response_format``."""
-    lowered = text.lower()
-    return any(word in lowered for word in ("response_format", "json_schema", "json_object"))
-
-
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

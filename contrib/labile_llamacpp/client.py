@@ -218,7 +218,7 @@ class LlamaCppClient(JSONCompletion):
                         completion_tokens=completion_tokens)
             raise ReplyCutError(
                 f"{operation}: the reply was cut at max_tokens={budget} before its JSON value "
-                "closed; raise max_tokens", raw=text[:2000])
+                "closed; raise max_tokens", raw=text)  # whole: callers may salvage a prefix
         return text
 
     def _generate(

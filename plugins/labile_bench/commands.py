@@ -82,15 +82,21 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
     real.add_argument("--limit-questions", type=int, help="at most N questions per conversation")
     real.add_argument("--no-qa", action="store_true",
                       help="retrieval only: no answering and judging by the model")
+    real.add_argument("--add-per", choices=("turn", "session"), default="turn",
+                      help="one Memory.add per turn (each turn's cost is its own; the "
+                           "default) or per session (REALM's LLM extractor then asks "
+                           "several turns in one call); figures stay per turn")
 
 
 def run_locomo_command(args: argparse.Namespace) -> int:
     """Run the presets over LoCoMo and print the metric table (and QA figures)."""
     if args.llm:
         return run_llm_locomo_command(args)
-    if args.limit_sessions or args.limit_turns or args.limit_questions:
-        raise LabileError("--limit-sessions, --limit-turns and --limit-questions go with --llm "
-                          "(a real-model run); the offline run takes --limit-conversations")
+    if args.limit_sessions or args.limit_turns or args.limit_questions \
+            or args.add_per != "turn":
+        raise LabileError("--limit-sessions, --limit-turns, --limit-questions and --add-per go "
+                          "with --llm (a real-model run); the offline run takes "
+                          "--limit-conversations")
     from labile_bench.locomo_run import format_table, run_locomo
 
     qa_factory = None
@@ -136,7 +142,7 @@ def run_llm_locomo_command(args: argparse.Namespace) -> int:
     summary = run_llm_locomo(
         cut, args.preset, llm, dataset=str(args.path), ks=args.k, qa=not args.no_qa,
         store_dir=Path(args.store_dir) if args.store_dir else None,
-        log_dir=Path(args.log_dir) if args.log_dir else None,
+        log_dir=Path(args.log_dir) if args.log_dir else None, add_per=args.add_per,
         show_progress=False if args.no_progress else None, on_preset_done=save)
     echo(f"LoCoMo {args.path}: {', '.join(summary['conversations'])}; "
          f"{summary['sessions']} sessions, {summary['questions']} questions; llm {args.llm}")

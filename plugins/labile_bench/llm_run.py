@@ -9,9 +9,12 @@ Every preset gets the same ``[llm]`` table (`labile_bench.llm_spec`), so an
 offline preset on the same run answers and judges with the same model and
 serves as the reference for what the model's decisions produced. Per preset:
 
-1. **ingest**, one ``Memory.add`` per turn (so each turn's cost is its own):
-   LLM calls, prompt and completion tokens, JSON reply outcomes (valid /
-   repaired / rejected:<reason>), wall and CPU time, nodes and edges written;
+1. **ingest**, one ``Memory.add`` per turn (so each turn's cost is its own),
+   or per session with ``add_per="session"`` (REALM's LLM extractor then
+   asks several turns in one call; each row is one ``add`` and says how
+   many ``turns`` it held, and per-turn figures divide by turns): LLM calls,
+   prompt and completion tokens, JSON reply outcomes (valid / repaired /
+   rejected:<reason>), wall and CPU time, nodes and edges written;
 2. **consolidation** once per conversation when the preset consolidates
    (``Memory.consolidate``), with its calls, tokens, time and the counts of
    the operations it executed;
@@ -55,6 +58,8 @@ __all__ = ["SCHEMA_VERSION", "run_llm_locomo", "run_llm_preset", "subset"]
 
 #: Version of the JSON summary of this runner (``"kind": "locomo-llm"``).
 SCHEMA_VERSION: Final = 1
+#: How ingest calls ``Memory.add``: once per turn, or once per session.
+ADD_PER: Final = ("turn", "session")
 
 
 def subset(
@@ -105,6 +110,7 @@ def run_llm_preset(
     store_dir: Path | None = None,
     log_fh: IO[str] | None = None,
     config_overrides: Mapping[str, Any] | None = None,
+    add_per: str = "turn",
     show_progress: bool | None = None,
 ) -> dict[str, Any]:
     """Run ``preset`` with ``llm`` over ``conversations`` (see the module doc); its summary.
@@ -117,7 +123,7 @@ def run_llm_preset(
     run = _Run(Memory.open(table))
     try:
         for conv in conversations:
-            _ingest(run, conv, preset, show_progress)
+            _ingest(run, conv, preset, add_per, show_progress)
             if run.memory.consolidators:
                 _consolidate(run, conv.sample_id)
         produced = _produced(run.memory, [c.sample_id for c in conversations])
@@ -132,16 +138,21 @@ def run_llm_preset(
         run.memory.close()
 
 
-def _ingest(run: _Run, conv: Conversation, preset: str, show_progress: bool | None) -> None:
-    observations = [o for batch in observations_of(conv) for o in batch]
-    for obs in progress(observations, label=f"{preset}: {conv.sample_id} ingest",
+def _ingest(run: _Run, conv: Conversation, preset: str, add_per: str,
+            show_progress: bool | None) -> None:
+    if add_per not in ADD_PER:
+        raise ValueError(f"add_per must be one of {', '.join(ADD_PER)}, got {add_per!r}")
+    sessions = observations_of(conv)
+    adds = sessions if add_per == "session" else [[o] for s in sessions for o in s]
+    for obs in progress(adds, label=f"{preset}: {conv.sample_id} ingest",
                         enabled=show_progress):
         with UsageWindow(run.memory.usage, run.llm) as window:
             cpu0 = time.process_time()
-            report = run.memory.add([obs], namespace=conv.sample_id)
+            report = run.memory.add(obs, namespace=conv.sample_id)
             cpu = time.process_time() - cpu0
         run.turns.append({
-            "sample_id": conv.sample_id, "turn": obs.id, "chars": len(obs.text),
+            "sample_id": conv.sample_id, "turn": obs[0].id, "turns": len(obs),
+            "chars": sum(len(o.text) for o in obs),
             "wall_s": round(window.wall_s, 3), "cpu_s": round(cpu, 3),
             "usage": window.usage, "replies": window.replies,
             "nodes_written": report.nodes_written, "edges_written": report.edges_written,
@@ -250,15 +261,17 @@ def _caller_rejections(run: _Run) -> dict[str, int]:
     """Valid replies a bundle still refused or cut short, summed over the turns.
 
     REALM reports ``llm_failures`` per decision in its add details; its LLM
-    unit extractor counts skipped small talk and refused summaries.
+    unit extractor counts skipped small talk, refused summaries and batch
+    outcomes, its LLM write decider the units added without asking.
     """
     out: dict[str, Any] = {}
     for row in run.turns:
         for details in row["extractor"].values():
             if isinstance(details, Mapping):
                 out = add_usage(out, details.get("llm_failures", {}))
-    units = getattr(run.memory.extractor, "units", None)
-    out = add_usage(out, dict(getattr(units, "counts", {}) or {}))
+    for part in ("units", "decider"):  # REALM's LLM extractor and write decider count too
+        component = getattr(run.memory.extractor, part, None)
+        out = add_usage(out, dict(getattr(component, "counts", {}) or {}))
     return dict(sorted(out.items()))
 
 
@@ -280,14 +293,14 @@ def _summary(run: _Run, preset: str, produced: dict[str, Any], off: dict[str, An
         [{"usage": {"consolidation": c["usage"]}} for c in run.consolidations])
     # consolidation work that ran inside add() (All-Mem's automatic passes)
     inside = per_turn(run.turns, include=run.consolidation_ops)
-    n_turns = max(len(run.turns), 1)
+    n_turns = max(sum(row.get("turns", 1) for row in run.turns), 1)
     amortised = {key: round((consolidation.get("consolidation", {}).get(key, 0)
                              + inside["total"].get(key, 0)) / n_turns, 1)
                  for key in ("calls", "prompt_tokens", "completion_tokens")}
     return {
         "preset": preset,
         "model": getattr(run.llm, "name", type(run.llm).__name__),
-        "turns": len(run.turns),
+        "turns": sum(row.get("turns", 1) for row in run.turns), "adds": len(run.turns),
         "ingest": online,
         "consolidation": {"runs": run.consolidations, "inside_add": inside["total"],
                           "per_turn_amortised": amortised},
@@ -311,6 +324,7 @@ def run_llm_locomo(
     store_dir: Path | None = None,
     log_dir: Path | None = None,
     config_overrides: Mapping[str, Any] | None = None,
+    add_per: str = "turn",
     show_progress: bool | None = None,
     on_preset_done: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
@@ -321,7 +335,8 @@ def run_llm_locomo(
     """
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "locomo-llm", "dataset": dataset,
-        "llm": dict(llm), "conversations": [c.sample_id for c in conversations],
+        "llm": dict(llm), "add_per": add_per,
+        "conversations": [c.sample_id for c in conversations],
         "sessions": sum(len(c.sessions) for c in conversations),
         "questions": sum(len(c.questions) for c in conversations), "presets": {},
     }
@@ -334,7 +349,8 @@ def run_llm_locomo(
         try:
             out["presets"][preset] = run_llm_preset(
                 preset, conversations, llm, ks=ks, qa=qa, store_dir=store_dir,
-                log_fh=log_fh, config_overrides=config_overrides, show_progress=show_progress)
+                log_fh=log_fh, config_overrides=config_overrides, add_per=add_per,
+                show_progress=show_progress)
         finally:
             if log_fh is not None:
                 log_fh.close()

@@ -91,15 +91,17 @@ def per_turn(
     """Totals and per-turn means of ingest rows, over the operations kept.
 
     Args:
-        rows: Rows with ``usage`` and ``replies`` by operation, ``wall_s``, ``cpu_s``.
+        rows: Rows with ``usage`` and ``replies`` by operation, ``wall_s``, ``cpu_s``,
+            and ``turns`` (how many turns the row's ``add`` held; 1 when absent).
         include: Only these operations (``None``: all).
         exclude: Never these operations.
 
     Returns:
         ``{"total": {calls, failures, prompt_tokens, completion_tokens},
-        "per_turn": the same divided by the number of rows, "by_operation":
+        "per_turn": the same divided by the number of turns, "by_operation":
         totals per operation, "replies": outcome counts summed over the
-        operations, "wall_s_per_turn", "cpu_s_per_turn", "wall_s_max"}``.
+        operations, "wall_s_per_turn", "cpu_s_per_turn", "wall_s_max" (of one
+        row), "turns"}``.
     """
     by_op: dict[str, Any] = {}
     replies: dict[str, Any] = {}
@@ -110,7 +112,8 @@ def per_turn(
     total = add_usage({k: 0 for k in COUNTED}, {})
     for values in by_op.values():
         total = add_usage(total, values)
-    n = max(len(rows), 1)
+    turns = sum(int(r.get("turns", 1)) for r in rows)
+    n = max(turns, 1)
     walls = [float(r.get("wall_s", 0.0)) for r in rows]
     return {
         "total": total,
@@ -120,6 +123,7 @@ def per_turn(
         "wall_s_per_turn": round(sum(walls) / n, 2),
         "cpu_s_per_turn": round(sum(float(r.get("cpu_s", 0.0)) for r in rows) / n, 2),
         "wall_s_max": round(max(walls, default=0.0), 2),
+        "turns": turns,
     }
 
 

@@ -108,25 +108,28 @@ def labile_register_presets(register: Register) -> None:
 @hookimpl
 def labile_register_realm_unit_extractors(register: Register) -> None:
     """``realm.unit_extractor.offline`` and ``realm.unit_extractor.llm``."""
-    from labile_realm.construct.extract_llm import build_llm_units
+    from labile_realm.construct.extract_llm import LLMUnitsConfig, build_llm_units
     from labile_realm.construct.extract_offline import build_offline_units
 
     register("realm.unit_extractor.offline", build_offline_units,
              summary="events, facts and entities from rules, keyphrases and time parsing")
-    register("realm.unit_extractor.llm", build_llm_units, needs=("llm",),
-             summary="the model types the turn's units and rewrites the running summary")
+    register("realm.unit_extractor.llm", build_llm_units, config=LLMUnitsConfig, needs=("llm",),
+             summary="the model types the units of a turn (several turns of one add in one "
+                     "call) and rewrites the running summary")
 
 
 @hookimpl
 def labile_register_realm_write_deciders(register: Register) -> None:
     """``realm.write_decider.offline`` and ``realm.write_decider.llm``."""
-    from labile_realm.construct.decide_llm import build_llm_decider
+    from labile_realm.construct.decide_llm import LLMDecisionConfig, build_llm_decider
     from labile_realm.construct.decide_offline import build_offline_decider
 
     register("realm.write_decider.offline", build_offline_decider,
              summary="merge near-duplicates, else add; correlates edges by similarity")
-    register("realm.write_decider.llm", build_llm_decider, needs=("llm",),
-             summary="the model decides add / modify / skip and the edges to related nodes")
+    register("realm.write_decider.llm", build_llm_decider, config=LLMDecisionConfig,
+             needs=("llm",),
+             summary="the model decides add / modify / skip (when a candidate is close) and "
+                     "the edges to related nodes")
 
 
 @hookimpl

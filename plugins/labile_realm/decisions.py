@@ -20,7 +20,7 @@ This module is imported when the plugin loads: it defines types only.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from labile.plugin import Edge, Feedback, Hit, KindSpec, Node, Observation, Query, RetrievalResult
 
@@ -57,6 +57,26 @@ class UnitExtractor(Protocol):
         """Refresh the running summary once per ``add`` call (a no-op for
         extractors that rewrite it per turn). ``sessions`` are every session
         key seen so far, oldest first."""
+        ...
+
+
+@runtime_checkable
+class BatchUnitExtractor(UnitExtractor, Protocol):
+    """A `UnitExtractor` that can take several turns at once (one model call for a batch).
+
+    The host cuts an ``add`` call's observations with `batches` and calls
+    `extract_batch` on each run in order, remembering each run's turns
+    before the next one is asked.
+    """
+
+    def batches(self, observations: Sequence[Observation]) -> list[list[Observation]]:
+        """``observations`` cut into consecutive runs asked together, in order."""
+        ...
+
+    def extract_batch(
+        self, observations: Sequence[Observation], state: ConversationState
+    ) -> list[Extraction]:
+        """One `Extraction` per observation of the run, in order (see `UnitExtractor.extract`)."""
         ...
 
 

@@ -98,3 +98,23 @@ def test_parse_llm_spec(spec: str, table: dict[str, object]) -> None:
 def test_parse_llm_spec_names_what_is_wrong(spec: str) -> None:
     with pytest.raises(LabileError, match="--llm"):
         parse_llm_spec(spec)
+
+
+def test_add_per_session_keeps_figures_per_turn() -> None:
+    """One ``add`` per session: rows count their turns, per-turn means divide by turns."""
+    conversations, _ = load_locomo(DATA)
+    cut = subset(conversations)
+    n_turns = sum(len(s.turns) for c in cut for s in c.sessions)
+    n_sessions = sum(len(c.sessions) for c in cut)
+    summary = run_llm_locomo(cut, ["bm25"], {"type": "scripted"}, dataset=str(DATA), ks=(5,),
+                             qa=False, config_overrides=FAST, add_per="session",
+                             show_progress=False)
+    bm25 = summary["presets"]["bm25"]
+    assert summary["add_per"] == "session"
+    assert bm25["turns"] == n_turns and bm25["adds"] == n_sessions < n_turns
+    assert bm25["ingest"]["turns"] == n_turns
+    assert [r["turns"] for r in bm25["turn_rows"]] == [len(s.turns) for c in cut
+                                                      for s in c.sessions]
+    with pytest.raises(ValueError, match="add_per must be one of turn, session"):
+        run_llm_locomo(cut, ["bm25"], {"type": "scripted"}, dataset=str(DATA), qa=False,
+                       config_overrides=FAST, add_per="day", show_progress=False)

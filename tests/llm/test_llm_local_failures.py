@@ -95,7 +95,9 @@ def test_a_unit_time_is_constrained_to_what_the_extractor_reads() -> None:
     pattern = re.compile(prompts.TIME_PATTERN)
     for good in ("none", "2023-05-07", "2023-05-01 to 2023-05-07"):
         assert pattern.match(good)
-    for bad in ("][", "yesterday", "2023-05-07 to", ""):
+    # months past 12 and days past 31: SmolLM2 wrote "1497-16-22", and the turn lost its units
+    for bad in ("][", "yesterday", "2023-05-07 to", "", "1497-16-22", "2023-00-10",
+                "2023-05-32", "2023-05-01 to 2023-13-01"):
         assert not pattern.match(bad)
 
 

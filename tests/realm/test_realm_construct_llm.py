@@ -17,7 +17,9 @@ from labile._model import NodeFilter
 from labile_llm import ScriptedLLM
 from labile_realm.schema import ENTITY, EVENT, FACT
 
-LLM_CONSTRUCT = {"type": "realm.construct", "units": "llm", "decisions": "llm"}
+# every unit is asked about (min_similarity 0): these tests script the decisions themselves
+LLM_CONSTRUCT = {"type": "realm.construct", "units": "llm",
+                 "decisions": {"type": "realm.write_decider.llm", "min_similarity": 0.0}}
 
 
 def _units(*units: dict[str, Any], summary: str = "Ann talks about her dog.") -> str:
@@ -90,13 +92,17 @@ def test_node_decision_with_unknown_target_is_rejected() -> None:
     assert not list(mem.store.iter_nodes("u", NodeFilter(kinds={FACT})))
 
 
-def test_node_decision_modify_without_target_is_rejected() -> None:
+@pytest.mark.parametrize("op", ["modify", "skip"])
+def test_node_decision_without_target_adds_the_unit_and_counts_it(op: str) -> None:
     llm = ScriptedLLM(rules=[(EXTRACT, _units(EVENT_UNIT)),
-                             (NODE, reply({"operation": "modify", "related": []})),
+                             (NODE, reply({"operation": op, "related": []})),
                              (EDGE, NO_EDGES)])
     mem = _memory(llm)
     report = mem.add(_turn(), namespace="u")
-    assert report.details["realm"]["llm_failures"] == {"node_decision": 1}
+    assert report.details["realm"]["llm_failures"] == {}
+    assert [n.sources for n in mem.store.iter_nodes("u", NodeFilter(kinds={EVENT}))] == [
+        ("D1:1",)]
+    assert mem.extractor.decider.counts["node_decision_untargeted_added"] == 1
 
 
 def test_node_merge_keeps_content_and_adds_sources() -> None:

@@ -140,7 +140,12 @@ def _scripted() -> ScriptedLLM:
 
 def test_realm_llm_preset_end_to_end_with_a_scripted_model() -> None:
     llm = _scripted()
-    mem = open_memory("realm-llm", llm=llm)
+    # one extraction per turn and a node decision for every unit: the preset's cost cuts
+    # (batches, the similarity gate) are tested in tests/llm/test_llm_realm_batch.py
+    mem = open_memory("realm-llm", llm=llm, extractor={
+        "type": "realm.construct",
+        "units": {"type": "realm.unit_extractor.llm", "batch_turns": 1},
+        "decisions": {"type": "realm.write_decider.llm", "min_similarity": 0.0}})
     # (a pure small-talk turn would never reach the model: both turns say something)
     mem.add(session(1, [("Ann", "Hello Bob, I started painting."),
                         ("Bob", "Nice! I bought a bike.")]),
@@ -168,7 +173,8 @@ def test_offline_and_llm_spellings_stay_valid_and_resolve_to_the_new_names() -> 
            "reconsolidate": [{"type": "realm.reconsolidate", "decider": "offline"}]}
     mem = open_memory(llm=_scripted(), **old)
     written = mem.config.to_table()
-    assert written["extractor"]["units"] == "realm.unit_extractor.llm"
+    # a component with options resolves to a table naming its type
+    assert written["extractor"]["units"]["type"] == "realm.unit_extractor.llm"
     assert written["extractor"]["decisions"] == "realm.write_decider.offline"
     assert written["retrieval"]["seed"][0]["planner"] == "realm.seed_planner.llm"
     expand = written["retrieval"]["expand"][0]

@@ -2,18 +2,32 @@
 
 Candidates are numbered for the prompt; the reply is validated against the
 schema and then against the prompt: every number must be one the prompt
-showed, ``modify``/``skip`` must name a target, predicates must be REALM
-predicates, ``modify``/``delete`` must refer to an edge that exists. Any
-violation raises `LLMOutputError` and the whole reply is dropped (the
-extractor counts and logs it): a decision is never half-applied.
+showed, predicates must be REALM predicates, ``modify``/``delete`` must
+refer to an edge that exists. Any violation raises `LLMOutputError` and the
+whole reply is dropped (the extractor counts and logs it): a decision is
+never half-applied. A ``modify`` or ``skip`` that names no target is taken
+as ``add`` (counted ``node_decision_untargeted_added``): adding is what the
+prompt asks for when unsure, and it loses nothing, where rejecting the reply
+would lose the unit.
+
+Only candidates at least `LLMDecisionConfig.min_similarity` similar to the
+unit are shown. When none is, the model is not asked: with nothing close
+enough to merge into or link to, "add" with no related node is the only
+answer it could usefully give, and the call would cost a full prompt (on
+LoCoMo with SmolLM2 the node and edge decisions were most of a turn's cost).
+Such units are counted in ``counts["node_decision_unasked"]``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from labile.plugin import Deps, LLMClient, LLMOutputError, NoConfig, Node
+import attrs
+from attrs.validators import ge, le, optional
+
+from labile.plugin import Deps, LLMClient, LLMOutputError, Node
 from labile_realm import prompts
 from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
 from labile_realm.construct.neighbourhood import Candidate
@@ -41,18 +55,30 @@ class LLMDecider:
 
     Args:
         llm: The client.
+        min_similarity: Candidates less similar than this are not shown; with
+            none left the model is not asked (see the module doc).
     """
 
     links_entities = True
 
-    def __init__(self, llm: LLMClient) -> None:
+    def __init__(self, llm: LLMClient, *, min_similarity: float = 0.0) -> None:
         self.llm = llm
+        self.min_similarity = min_similarity
+        #: ``node_decision_unasked``: units added without a call (no candidate close enough);
+        #: ``node_decision_untargeted_added``: a modify or skip with no target, added instead.
+        self.counts: Counter[str] = Counter()
 
     def decide_node(
         self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
     ) -> NodeDecision:
         """Add, modify or skip ``unit`` (raises `LLMOutputError` on an invalid reply)."""
         del state
+        if self.min_similarity > 0:  # 0: every unit is asked about, as the paper does
+            candidates = [c for c in candidates if c.similarity >= self.min_similarity]
+            if not candidates:
+                self.counts["node_decision_unasked"] += 1
+                return NodeDecision(op="add", target=None, related=(),
+                                    reason="no candidate close enough to ask about")
         ids = IdMap(c.node.id for c in candidates)
         prompt = prompts.node_decision_prompt(
             unit_text(unit),
@@ -62,9 +88,12 @@ class LLMDecider:
                                        operation="realm.node_decision", system=prompts.SYSTEM)
         op = reply["operation"]
         target = None
-        if op in ("modify", "skip"):
-            if reply.get("target") is None:
-                raise LLMOutputError(f"operation {op!r} needs a target candidate")
+        if op in ("modify", "skip") and reply.get("target") is None:
+            # SmolLM2 answered "skip" with no target; rejecting lost the unit. Adding it
+            # is the prompt's own rule when unsure, and destroys nothing.
+            self.counts["node_decision_untargeted_added"] += 1
+            op = "add"
+        elif op in ("modify", "skip"):
             target = ids.real(reply["target"])
         related = tuple(dict.fromkeys(ids.real(i) for i in reply["related"]))
         keywords = reply.get("keywords")
@@ -139,7 +168,25 @@ def reply_predicate(text: str) -> str:
     return pred
 
 
-def build_llm_decider(config: NoConfig, deps: Deps, host: RealmConstructConfig) -> LLMDecider:
+@attrs.frozen(kw_only=True)
+class LLMDecisionConfig:
+    """Options of ``realm.write_decider.llm``.
+
+    Attributes:
+        min_similarity: Least cosine similarity of a candidate shown to the
+            model; ``None`` takes the host's ``thresholds.related_similarity``
+            (the offline decider's bar for "related"). 0 shows every candidate
+            and asks about every unit, as the paper does.
+    """
+
+    min_similarity: float | None = attrs.field(default=None, validator=optional([ge(0.0),
+                                                                                le(1.0)]))
+
+
+def build_llm_decider(
+    config: LLMDecisionConfig, deps: Deps, host: RealmConstructConfig
+) -> LLMDecider:
     """Factory of ``realm.write_decider.llm``."""
-    del config, host
-    return LLMDecider(deps.llm)
+    bar = config.min_similarity
+    return LLMDecider(deps.llm, min_similarity=host.thresholds.related_similarity
+                      if bar is None else bar)

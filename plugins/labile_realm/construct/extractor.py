@@ -23,7 +23,7 @@ rebuilt once per process from the store.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -67,7 +67,13 @@ from labile_realm.construct.relations import (
     summary_links,
 )
 from labile_realm.construct.units import ConversationState, Unit
-from labile_realm.decisions import UNIT_EXTRACTOR, WRITE_DECIDER, UnitExtractor, WriteDecider
+from labile_realm.decisions import (
+    UNIT_EXTRACTOR,
+    WRITE_DECIDER,
+    BatchUnitExtractor,
+    UnitExtractor,
+    WriteDecider,
+)
 from labile_realm.ids import stable_id
 from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
 
@@ -166,8 +172,7 @@ class RealmExtractor:
         batch = WriteBatch()
         sessions: list[str] = []
         extracted: list[tuple[Observation, Extraction]] = []
-        for obs in observations:
-            ex = self._extract(obs, state, batch)
+        for obs, ex in self._extract_all(observations, state, batch):
             state.remember(obs, ex.questions, None)
             key = session_key(obs)
             if key not in sessions:
@@ -212,6 +217,30 @@ class RealmExtractor:
         if not texts:
             return np.zeros((0, getattr(self.deps.embedder, "dim", 1)), dtype=np.float32)
         return np.asarray(self.deps.embedder.embed(texts), dtype=np.float32)
+
+    def _extract_all(
+        self, observations: Sequence[Observation], state: ConversationState, batch: WriteBatch
+    ) -> Iterator[tuple[Observation, Extraction]]:
+        """Each observation with its extraction, asked in runs when the extractor batches.
+
+        Lazy: the caller remembers each turn before the next run is asked.
+        """
+        if not isinstance(self.units, BatchUnitExtractor):
+            for obs in observations:
+                yield obs, self._extract(obs, state, batch)
+            return
+        for run in self.units.batches(observations):
+            if len(run) == 1:
+                yield run[0], self._extract(run[0], state, batch)
+                continue
+            try:
+                extractions = self.units.extract_batch(run, state)
+            except LLMError as exc:
+                batch.failures["extract"] += len(run)
+                log.warning("realm_llm_rejected", operation="extract_batch",
+                            observations=[o.id for o in run], error=str(exc)[:300])
+                extractions = [Extraction() for _ in run]
+            yield from zip(run, extractions, strict=True)
 
     def _extract(self, obs: Observation, state: ConversationState, batch: WriteBatch) -> Extraction:
         try:
