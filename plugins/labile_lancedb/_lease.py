@@ -17,7 +17,9 @@ GCS and Azure all offer:
   compared, so clock skew between machines does not matter; a writer that died
   holds the store at most ``ttl_s`` beyond the moment a waiter first looks.
 * **Release**: rewrite the record as free (``If-Match``), so the next writer
-  need not wait for expiry.
+  need not wait for expiry. A process that takes the lease again within
+  ``_YIELD_S`` of releasing it waits that long first, so a waiting writer gets
+  its turn (batches written back to back by one process pay 0.1 s each).
 
 The lease is re-entrant per instance, like `labile_lancedb._lock.FileLock`,
 whose interface it shares.
@@ -47,6 +49,8 @@ log = structlog.get_logger(__name__)
 LEASE_KEY: Final = "_labile/writer.lease"
 #: How often a waiter looks at the lease again.
 _POLL_S: Final = 0.05
+#: How long a process that just released the lease waits before taking it again.
+_YIELD_S: Final = 2 * _POLL_S
 #: Storage options that configure the HTTP client rather than the store.
 _CLIENT_OPTIONS: Final = frozenset({
     "allow_http", "allow_invalid_certificates", "connect_timeout", "timeout", "proxy_url",
@@ -106,6 +110,7 @@ class ObjectLease:
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         self._closed = False
+        self._released_at = -1e9  # monotonic time of the last release by this instance
 
     # -- the record -------------------------------------------------------------------
     def _read(self) -> tuple[dict[str, Any], str] | None:
@@ -169,6 +174,10 @@ class ObjectLease:
             self._depth += 1
             return True
         deadline = time.monotonic() + timeout_s
+        if time.monotonic() - self._released_at < _YIELD_S:
+            # Back-to-back batches: let a waiter (which looks every _POLL_S) in first,
+            # or a process writing in a loop would starve every other writer.
+            time.sleep(_YIELD_S)
         seen: tuple[str, float] | None = None  # (etag, when first seen)
         while True:
             current = self._read()
@@ -205,6 +214,7 @@ class ObjectLease:
             if self._etag is not None and self._lost is None:
                 self._put({"holder": "", "released_by": self._me}, self._etag)
             self._etag = None
+        self._released_at = time.monotonic()
 
     @contextmanager
     def holding(self) -> Iterator[None]:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from objectstore_helpers import S3Server, child_env, open_s3_store
@@ -44,9 +45,12 @@ env = {"aws_access_key_id": "LABILE_TEST_S3_KEY", "aws_secret_access_key": "LABI
 store = LanceStore(LanceStoreConfig(path=uri, storage_options=opts, storage_options_env=env,
                                     lease_ttl_s=float(sys.argv[7]), lock_timeout_s=120,
                                     optimize_every=4),
-                   N(embedder=N(name="crash", dim=16)))
+                   N(embedder=N(name="test-emb", dim=16)))
 rng = np.random.default_rng(seed)
 print("ready", flush=True)
+go = sys.argv[8]
+while go != "-" and not __import__("os").path.exists(go):
+    time.sleep(0.01)
 for b in range(lo, hi):
     ids = [f"b{b}-{j}" for j in range(4)]
     with store.batch(ns):
@@ -66,11 +70,12 @@ store.close()
 '''
 
 
-def _spawn(server: S3Server, uri: str, ns: str, lo: int, hi: int,
-           seed: int) -> subprocess.Popen[str]:
+def _spawn(server: S3Server, uri: str, ns: str, lo: int, hi: int, seed: int,
+           go: str = "-") -> subprocess.Popen[str]:
+    """A writer child; with ``go``, it starts writing once that file exists."""
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, uri, json.dumps(server.options()), ns, str(lo), str(hi),
-         str(seed), str(TTL_S)],
+         str(seed), str(TTL_S), go],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
 
 
@@ -109,10 +114,14 @@ def _verify(server: S3Server, uri: str, namespaces: tuple[str, ...]) -> dict[str
         store.close()
 
 
-def test_two_writers_of_the_same_ids_end_with_exact_counts(s3_server: S3Server,
-                                                           s3_uri: str) -> None:
+def test_two_writers_of_the_same_ids_end_with_exact_counts(s3_server: S3Server, s3_uri: str,
+                                                           tmp_path: Path) -> None:
     open_s3_store(s3_server, s3_uri).close()  # create the store before the race
-    procs = [_spawn(s3_server, s3_uri, "conv", 0, 6, seed) for seed in (1, 2)]
+    go = tmp_path / "go"
+    procs = [_spawn(s3_server, s3_uri, "conv", 0, 6, seed, str(go)) for seed in (1, 2)]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().startswith("ready")
+    go.touch()
     for p in procs:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
@@ -120,10 +129,15 @@ def test_two_writers_of_the_same_ids_end_with_exact_counts(s3_server: S3Server,
     assert found["conv"] == {f"b{b}" for b in range(6)}
 
 
-def test_writers_of_different_namespaces_both_progress(s3_server: S3Server,
-                                                       s3_uri: str) -> None:
+def test_writers_of_different_namespaces_both_progress(s3_server: S3Server, s3_uri: str,
+                                                       tmp_path: Path) -> None:
     open_s3_store(s3_server, s3_uri).close()
-    procs = [_spawn(s3_server, s3_uri, ns, 0, 5, seed) for ns, seed in (("a", 1), ("b", 2))]
+    go = tmp_path / "go"
+    procs = [_spawn(s3_server, s3_uri, ns, 0, 5, seed, str(go))
+             for ns, seed in (("a", 1), ("b", 2))]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().startswith("ready")
+    go.touch()
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=600)
