@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from objectstore_helpers import S3Server, deps, node, open_s3_store
+from objectstore_helpers import S3Server, deps, node, obs, open_s3_store
 
 from labile._protocols import Store
 from labile.plugin import StoreError
@@ -78,3 +78,27 @@ def test_a_second_writer_waits_for_the_lease_then_fails_naming_the_holder(
     assert holder.count_nodes("u") == 2
     holder.close()
     waiter.close()
+
+
+def test_a_reader_never_sees_a_batch_before_its_commit(s3_server: S3Server,
+                                                       s3_uri: str) -> None:
+    """A batch pushed to the tables early (a full-text search inside it writes the
+    buffer out) is invisible to another process's reads until the batch commits:
+    the reader reads the table versions the last commit marker names."""
+    writer = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0)
+    with writer.batch("u"):
+        writer.add_observations("u", [obs("o0")])
+        writer.upsert_nodes("u", [node("n0", content="espresso before")])
+    reader = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0)
+    with writer.batch("u"):
+        writer.add_observations("u", [obs("o1")])
+        writer.upsert_nodes("u", [node("n1", content="espresso during")])
+        assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
+        assert writer._meta_read()["intent"]  # the rows are in LanceDB, under an intent
+        assert [o.id for o in reader.iter_observations("u")] == ["o0"]
+        assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
+        assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]
+    assert [o.id for o in reader.iter_observations("u")] == ["o0", "o1"]
+    assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
+    writer.close()
+    reader.close()
