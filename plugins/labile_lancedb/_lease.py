@@ -31,15 +31,13 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Final
 
 import structlog
 
 from labile.plugin import StoreError
 from labile_lancedb._location import StoreLocation
-from labile_lancedb._lock import StoreBusyError, holder_id
+from labile_lancedb._lock import Holding, StoreBusyError, holder_id
 
 __all__ = ["LEASE_KEY", "ObjectLease", "object_store_for"]
 
@@ -86,7 +84,7 @@ def object_store_for(location: StoreLocation) -> Any:
                          f"{type(exc).__name__}: {exc}") from None
 
 
-class ObjectLease:
+class ObjectLease(Holding):
     """A writer lease on one object (see the module docs), re-entrant per instance.
 
     Args:
@@ -215,15 +213,6 @@ class ObjectLease:
                 self._put({"holder": "", "released_by": self._me}, self._etag)
             self._etag = None
         self._released_at = time.monotonic()
-
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """`acquire` on entry, `release` on exit."""
-        self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
 
     def check_held(self) -> None:
         """Raise if the lease was lost (another writer took it after it expired).

@@ -26,7 +26,7 @@ from typing import Final, Protocol
 
 from labile.plugin import StoreError
 
-__all__ = ["LOCK_FILE", "FileLock", "StoreBusyError", "WriterLock"]
+__all__ = ["LOCK_FILE", "FileLock", "Holding", "StoreBusyError", "WriterLock"]
 
 #: The lock file's name inside the store directory.
 LOCK_FILE: Final = ".labile.lock"
@@ -56,7 +56,26 @@ def holder_id() -> str:
     return f"pid {os.getpid()} on {socket.gethostname()}"
 
 
-class FileLock:
+class Holding:
+    """`holding` for a lock class that has ``acquire`` and ``release``."""
+
+    def acquire(self) -> None:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        raise NotImplementedError
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """`acquire` on entry, `release` on exit."""
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+
+class FileLock(Holding):
     """An exclusive `fcntl.flock` on one file, re-entrant per instance.
 
     Opening the file happens at construction, so a store directory that is
@@ -150,15 +169,6 @@ class FileLock:
     def check_held(self) -> None:
         """Nothing to check: the kernel keeps an ``flock`` for as long as its holder lives
         (the object-store lease can be lost; see `labile_lancedb._lease`)."""
-
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """`acquire` on entry, `release` on exit."""
-        self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
 
     def close(self) -> None:
         """Close the file, which also frees the lock. Idempotent."""
