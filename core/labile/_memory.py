@@ -203,23 +203,28 @@ class Memory:
     def _add_locked(
         self, batch: list[Observation], seen: set[str], namespace: str, start: float
     ) -> AddReport:
-        existing = self.store.existing_observation_ids(namespace, seen)
-        new = [attrs.evolve(o, namespace=namespace) for o in batch if o.id not in existing]
-        report = AddReport(namespace=namespace, added=[o.id for o in new],
-                           skipped_existing=[o.id for o in batch if o.id in existing])
+        try:
+            # Which ids are new is decided inside the batch: a store shared by
+            # processes holds its write lock for the whole batch, so another
+            # writer's commit of the same ids is seen here, never duplicated.
+            with self.store.batch(namespace):
+                existing = self.store.existing_observation_ids(namespace, seen)
+                new = [attrs.evolve(o, namespace=namespace) for o in batch
+                       if o.id not in existing]
+                report = AddReport(namespace=namespace, added=[o.id for o in new],
+                                   skipped_existing=[o.id for o in batch if o.id in existing])
+                if new:
+                    self.store.add_observations(namespace, new)
+                    self.extractor.ingest(namespace, new, report)
+        except BaseException:
+            # The store rolled the batch back; components may hold in-memory
+            # state about its writes (REALM's last event of a session): rebuild
+            # them from the store, as reopening would.
+            self.reload_components()
+            raise
         if existing:
             log.info("observations_already_stored", namespace=namespace, count=len(existing))
         if new:
-            try:
-                with self.store.batch(namespace):
-                    self.store.add_observations(namespace, new)
-                    self.extractor.ingest(namespace, new, report)
-            except BaseException:
-                # The store rolled the batch back; components may hold in-memory
-                # state about its writes (REALM's last event of a session): rebuild
-                # them from the store, as reopening would.
-                self.reload_components()
-                raise
             for name, consolidator in self.consolidators:
                 auto = consolidator.after_add(namespace, report)
                 if auto is not None:

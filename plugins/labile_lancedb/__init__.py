@@ -1,8 +1,8 @@
 """The ``lancedb`` store bundle: LanceDB on disk, the embedded default store.
 
 Only the registration hooks live here: the store, and the ``labile bench
-scale`` command. The store imports lancedb when it is built (the import costs
-about 1.4 s), never when the plugin is loaded.
+scale`` and ``labile bench workers`` commands. The store imports lancedb when
+it is built (the import costs about 1.4 s), never when the plugin is loaded.
 """
 
 from __future__ import annotations
@@ -25,9 +25,14 @@ def labile_register_stores(register: Register) -> None:
 
 @hookimpl
 def labile_register_commands(register: RegisterCommand) -> None:
-    """``labile bench scale``: the synthetic scale benchmark of this store."""
+    """``labile bench scale`` (synthetic scale) and ``labile bench workers`` (many
+    processes on one store) of this store."""
     register("bench scale", run=_run_scale, configure=_scale_options,
              help="synthetic scale benchmark of the lancedb store")
+    from labile_lancedb._bench_workers_cli import configure, run
+
+    register("bench workers", run=run, configure=configure,
+             help="1, 2 and 4 worker processes on one store: local directory and object store")
 
 
 def _scale_options(p: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -35,7 +36,9 @@ import structlog
 from labile.plugin import StoreError
 from labile_lancedb import _maintenance, _rows
 from labile_lancedb._freshness import CommitWatcher
-from labile_lancedb._lock import LOCK_FILE, FileLock
+from labile_lancedb._lease import ObjectLease, object_store_for
+from labile_lancedb._location import is_object_uri, resolve
+from labile_lancedb._lock import LOCK_FILE, FileLock, WriterLock
 from labile_lancedb._spaces import SpaceCache
 from labile_lancedb._tables import LanceTables, prepare_directory, temporary_directory
 from labile_lancedb._txn import OPEN_WAIT_S, Journal, Pending, Txn
@@ -69,18 +72,30 @@ class Engine:
         self._broken: str | None = None
         self._commits_since_optimize = 0
         self._seq = 1  # the next record's seq; the stored counter is read on open
+        self._foreign_intent = False  # the last meta read showed another writer's intent
         self._reading = threading.local()  # depth of `reading` blocks, per thread
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        opts, env = config.storage_options, config.storage_options_env
+        directory: Path | None = None
         if config.path in ("", "memory://"):
-            self.path = temporary_directory()
-            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.path), True)
-        else:
-            self.path = prepare_directory(config.path)
-        self.tables = LanceTables(self.path, dim, config)
+            directory = temporary_directory()
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(directory), True)
+        elif not is_object_uri(config.path):
+            directory = prepare_directory(config.path.removeprefix("file://"))
+        location = resolve(config.path, opts, env, directory)
+        self.location = location
+        self.path: Path | str = location.directory or location.uri
+        self.tables = LanceTables(location, dim, config)
         self.spaces = SpaceCache(self.tables)
-        self._watcher = CommitWatcher(self.path / "meta.lance" / "_versions",
-                                      config.read_consistency_s)
-        self._flock = FileLock(self.path / LOCK_FILE, config.lock_timeout_s)
+        self._flock: WriterLock
+        if location.directory is not None:
+            self._watcher = CommitWatcher(location.directory / "meta.lance" / "_versions",
+                                          config.read_consistency_s)
+            self._flock = FileLock(location.directory / LOCK_FILE, config.lock_timeout_s)
+        else:
+            self._watcher = CommitWatcher(None, config.read_consistency_s)
+            self._flock = ObjectLease(object_store_for(location), location.uri,
+                                      config.lease_ttl_s, config.lock_timeout_s)
         self._journal = Journal(self.tables, self._flock)
         try:
             self._open()
@@ -107,7 +122,9 @@ class Engine:
         if tables.missing_indexes():  # a store from an older build may lack some
             with self._flock.holding():
                 tables.ensure_indexes()
+        tables.pin_to(meta)
         self._seq = int(meta.get("next_seq", "1"))
+        self._foreign_intent = bool(meta.get("intent"))
         tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
         tables.meta_version = tables.meta_table.version
         self._watcher.looked_now()
@@ -164,22 +181,37 @@ class Engine:
         finally:
             self._reading.depth = depth
 
-    def sync_external(self) -> None:
+    def sync_external(self, *, force: bool = False) -> None:
         """Drop the caches if another process committed since we last looked.
 
         Never inside our own transaction: its writes are in the caches only.
+        ``force`` asks LanceDB for the newest version whatever
+        ``read_consistency_s`` allows (a writer holding the write lock).
         """
         if self.txn is not None:
             return
+        version = self._watcher.new_version(self.tables, force=force)
+        if version is not None:
+            log.debug("lancedb_external_commit", seen=version, known=self.tables.meta_version)
+            self._reload(version, recover=force)
+        elif force and self._foreign_intent:
+            # An intent seen earlier, and we now hold the lock: its writer is gone.
+            self._reload(self.tables.meta_version, recover=True)
+
+    def _reload(self, version: int, *, recover: bool) -> None:
+        """Drop every cache and re-read ``meta`` as of ``version``; with ``recover``
+        (the caller holds the write lock) undo an intent left by a dead writer."""
         tables = self.tables
-        version = self._watcher.new_version(tables)
-        if version is None:
-            return
-        log.debug("lancedb_external_commit", seen=version, known=tables.meta_version)
         tables.checkout_latest()
         self.spaces.clear()
         tables.forget_counts()
         meta = tables.meta_read()
+        if recover and meta.get("intent"):
+            meta = self._journal.recover_held(meta)
+            version = tables.meta_version
+        if not recover:  # a writer (``recover``) works on the newest versions
+            tables.pin_to(meta)
+        self._foreign_intent = bool(meta.get("intent"))
         self._seq = max(self._seq, int(meta.get("next_seq", "1")))
         tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
         tables.meta_version = version
@@ -192,24 +224,36 @@ class Engine:
         self.check_namespace(namespace)
         with self._txn_lock:
             txn = self.txn
-            outer = txn is None
-            if txn is None:
-                with self.lock:
-                    self.sync_external()
-                txn = self.txn = Txn(owner=threading.get_ident())
-            txn.depth += 1
+            if txn is not None:
+                txn.depth += 1
+                try:
+                    yield
+                finally:
+                    txn.depth -= 1
+                return
+            # The outermost block holds the cross-process write lock from the read
+            # of the state its writes depend on (which ids are new, which nodes
+            # exist) to the commit: two writers never decide from the same state.
+            self._flock.acquire()
             try:
-                yield
-            except BaseException:
-                txn.depth -= 1
-                if outer:
+                with self.lock:
+                    self.sync_external(force=True)
+                    if self.tables.pin_reads:
+                        self.tables.checkout_latest()
+                txn = self.txn = Txn(owner=threading.get_ident(), depth=1)
+                try:
+                    yield
+                except BaseException:
                     self.txn = None
                     self._rollback(txn)
-                raise
-            txn.depth -= 1
-            if outer:
+                    raise
                 self.txn = None
                 self._commit(txn)
+            finally:
+                if self.tables.pin_reads and self.tables.handles:
+                    with self.lock:
+                        self.tables.repin()
+                self._flock.release()
 
     def write_buffer(self, namespace: str) -> Pending:
         """The open transaction's buffer for ``namespace`` (call inside `batch`, holding
@@ -282,8 +326,8 @@ class Engine:
         self._journal.begin(txn)
 
     @property
-    def file_lock(self) -> FileLock:
-        """The cross-process write lock."""
+    def file_lock(self) -> WriterLock:
+        """The cross-process write lock (a file lock, or an object-store lease)."""
         return self._flock
 
     def erase_history(self) -> None:

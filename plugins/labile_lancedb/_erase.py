@@ -93,7 +93,7 @@ def erase_history(engine: Engine) -> None:
     earlier version (caller holds the write locks). Costs a full rewrite of the store."""
     tables = engine.tables
     rebuilt_ann = tables.has_ann_index()
-    with engine.file_lock.holding():
+    with engine.file_lock.holding(), tables.writing():
         # Compaction rewrites only fragments with many deletions; a removed row in
         # a large fragment would stay in its data file. Rewrite every data table.
         for name in DATA_TABLES:
@@ -106,7 +106,7 @@ def erase_history(engine: Engine) -> None:
         _cleanup(engine)
     if rebuilt_ann:
         train_ann_index(tables, engine.file_lock)
-    with engine.file_lock.holding():
+    with engine.file_lock.holding(), tables.writing():
         _cleanup(engine)
     tables.forget_counts()
     tables.meta_version = tables.meta_table.version

@@ -34,9 +34,10 @@ class CommitWatcher:
     """Looks, at most every ``every_s`` seconds, whether ``meta`` has a new version.
 
     ``every_s`` is the store's ``read_consistency_s``: ``0`` looks on every call.
+    ``versions_dir`` is ``None`` on an object store.
     """
 
-    def __init__(self, versions_dir: Path, every_s: float) -> None:
+    def __init__(self, versions_dir: Path | None, every_s: float) -> None:
         self._versions_dir = versions_dir
         self._every_s = every_s
         self._last_look = 0.0
@@ -46,26 +47,33 @@ class CommitWatcher:
         """Count the present as a look (the store was just opened and read)."""
         self._last_look = time.monotonic()
 
-    def new_version(self, tables: LanceTables) -> int | None:
+    def new_version(self, tables: LanceTables, *, force: bool = False) -> int | None:
         """The ``meta`` version another process committed since the last look, or ``None``.
 
-        ``None`` also when the last look is more recent than ``every_s``.
+        ``None`` also when the last look is more recent than ``every_s``, unless
+        ``force``: a writer about to read the state its batch depends on asks
+        LanceDB for the newest version whatever ``every_s`` allows.
         """
         now = time.monotonic()
-        if self._every_s and now - self._last_look < self._every_s:
+        if not force and self._every_s and now - self._last_look < self._every_s:
             return None
         self._last_look = now
         stamp = self._fingerprint()
-        if (stamp is not None and stamp == self._stamp
+        if (not force and stamp is not None and stamp == self._stamp
                 and time.time_ns() - stamp[0] > _STAMP_TRUST_NS):
             return None
+        if force:
+            tables.meta_table.checkout_latest()
         version: int = tables.meta_table.version
         self._stamp = stamp
         return None if version == tables.meta_version else version
 
     def _fingerprint(self) -> Stamp | None:
         """``meta``'s version directory as (mtime, size, links): a commit adds a
-        manifest file there, which changes its mtime."""
+        manifest file there, which changes its mtime. ``None`` on an object store
+        (there is no directory to look at: LanceDB is asked every time)."""
+        if self._versions_dir is None:
+            return None
         try:
             st = os.stat(self._versions_dir)
         except OSError:

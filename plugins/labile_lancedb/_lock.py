@@ -1,11 +1,13 @@
-"""`FileLock`: the store's cross-process write lock.
+"""`FileLock`: the store's cross-process write lock on a local directory.
 
 One process writes to a store at a time. A writer holds an exclusive
-`fcntl.flock` on ``<store>/.labile.lock`` from the moment it records a commit
-intent until it clears it (see `labile_lancedb._txn`), and while it creates
-tables, builds indexes or compacts. The kernel drops the lock when its holder
-dies, even by ``kill -9``: that is what lets an opener tell an intent abandoned
-by a dead writer from a commit still in progress.
+`fcntl.flock` on ``<store>/.labile.lock`` for its whole batch: from the read of
+the current state its writes depend on (which ids are new, which nodes exist)
+to the commit (see `labile_lancedb._engine`), and while it creates tables,
+builds indexes or compacts. The kernel drops the lock when its holder dies,
+even by ``kill -9``: that is what lets an opener tell an intent abandoned by a
+dead writer from a commit still in progress. The holder writes its process id
+and host into the file, so a writer that gives up waiting can say who holds it.
 
 The lock is re-entrant per `FileLock` instance (one per open store), so code
 that already holds it can call code that takes it again.
@@ -15,15 +17,16 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from labile.plugin import StoreError
 
-__all__ = ["LOCK_FILE", "FileLock"]
+__all__ = ["LOCK_FILE", "FileLock", "Holding", "StoreBusyError", "WriterLock"]
 
 #: The lock file's name inside the store directory.
 LOCK_FILE: Final = ".labile.lock"
@@ -31,7 +34,48 @@ LOCK_FILE: Final = ".labile.lock"
 _POLL_S: Final = 0.01
 
 
-class FileLock:
+class WriterLock(Protocol):
+    """The store's cross-process write lock: `FileLock` on a local directory,
+    `labile_lancedb._lease.ObjectLease` on an object store. Re-entrant per instance."""
+
+    def acquire(self) -> None: ...
+    def try_acquire(self, timeout_s: float) -> bool: ...
+    def release(self) -> None: ...
+    def holding(self) -> AbstractContextManager[None]: ...
+    def check_held(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class StoreBusyError(StoreError):
+    """Another process held the store's write lock (or lease) for longer than
+    ``lock_timeout_s``; nothing of this call was written."""
+
+
+def holder_id() -> str:
+    """This process, as written into a lock or lease: ``pid <n> on <host>``."""
+    return f"pid {os.getpid()} on {socket.gethostname()}"
+
+
+class Holding:
+    """`holding` for a lock class that has ``acquire`` and ``release``."""
+
+    def acquire(self) -> None:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        raise NotImplementedError
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """`acquire` on entry, `release` on exit."""
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+
+class FileLock(Holding):
     """An exclusive `fcntl.flock` on one file, re-entrant per instance.
 
     Opening the file happens at construction, so a store directory that is
@@ -57,14 +101,25 @@ class FileLock:
         """Take the lock, waiting at most ``timeout_s``.
 
         Raises:
-            StoreError: another process held it for longer than ``timeout_s``,
-                or this lock is closed.
+            StoreBusyError: another process held it for longer than ``timeout_s``
+                (the message names the lock file and the holder).
+            StoreError: this lock is closed.
         """
         if not self.try_acquire(self.timeout_s):
-            raise StoreError(
-                f"another process holds the write lock {self.path} (a commit in "
-                f"progress) for more than {self.timeout_s:g} s"
+            raise StoreBusyError(
+                f"another writer ({self.holder() or 'unknown process'}) holds the write "
+                f"lock {self.path} for more than lock_timeout_s = {self.timeout_s:g} s; "
+                "one process writes to a store at a time: retry later, or raise "
+                "[store] lock_timeout_s"
             )
+
+    def holder(self) -> str:
+        """Who last took the lock (``pid <n> on <host>``), or ``""`` if unknown."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                return f.read(200).strip()
+        except OSError:
+            return ""
 
     def try_acquire(self, timeout_s: float) -> bool:
         """Take the lock, waiting at most ``timeout_s``; whether it was taken.
@@ -87,7 +142,17 @@ class FileLock:
                     return False
                 time.sleep(_POLL_S)
         self._depth = 1
+        self._write_holder()
         return True
+
+    def _write_holder(self) -> None:
+        # Best effort: the holder's name only improves a waiter's error message.
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, holder_id().encode(), 0)
+        except OSError:
+            pass
 
     def release(self) -> None:
         """Undo one `acquire`; the lock is freed when the outermost one is undone.
@@ -101,14 +166,9 @@ class FileLock:
         if self._depth == 0:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """`acquire` on entry, `release` on exit."""
-        self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
+    def check_held(self) -> None:
+        """Nothing to check: the kernel keeps an ``flock`` for as long as its holder lives
+        (the object-store lease can be lost; see `labile_lancedb._lease`)."""
 
     def close(self) -> None:
         """Close the file, which also frees the lock. Idempotent."""

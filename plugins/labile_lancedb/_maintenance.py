@@ -14,7 +14,7 @@ import time
 
 import structlog
 
-from labile_lancedb._lock import FileLock
+from labile_lancedb._lock import WriterLock
 from labile_lancedb._tables import LanceTables
 
 __all__ = ["ann_index_due", "compact", "train_ann_index"]
@@ -22,7 +22,7 @@ __all__ = ["ann_index_due", "compact", "train_ann_index"]
 log = structlog.get_logger(__name__)
 
 
-def compact(tables: LanceTables, lock: FileLock) -> None:
+def compact(tables: LanceTables, lock: WriterLock) -> None:
     """Compact every table, drop old versions and fold new rows into the indexes."""
     t0 = time.perf_counter()
     with lock.holding():
@@ -40,7 +40,7 @@ def ann_index_due(tables: LanceTables) -> bool:
             or rows >= tables.config.ann_retrain_growth * tables.ann_trained_rows)
 
 
-def train_ann_index(tables: LanceTables, lock: FileLock) -> float:
+def train_ann_index(tables: LanceTables, lock: WriterLock) -> float:
     """(Re)train the IVF_RQ cosine index over every row of ``nodes``; returns seconds.
 
     Partitions: ``rows / ann_partition_rows``. The trained row count goes to
@@ -54,7 +54,7 @@ def train_ann_index(tables: LanceTables, lock: FileLock) -> float:
         return 0.0
     parts = max(1, rows // tables.config.ann_partition_rows)
     t0 = time.perf_counter()
-    with lock.holding():
+    with lock.holding(), tables.writing():
         nodes.create_index("embedding", config=IvfRq(distance_type="cosine",
                                                      num_partitions=parts), replace=True)
         tables.ann_trained_rows = rows

@@ -18,8 +18,10 @@ and hold the cross-process lock where a method says so.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -28,6 +30,7 @@ import structlog
 
 from labile.plugin import StoreError, utcnow
 from labile_lancedb import _rows
+from labile_lancedb._location import StoreLocation
 from labile_lancedb._migrations import migrate
 from labile_lancedb.config import LanceStoreConfig
 
@@ -86,7 +89,11 @@ class LanceTables:
     """The LanceDB side of one open store.
 
     Attributes:
-        path: The store directory.
+        path: The store directory, or the object-store URI.
+        location: Where the store lives (`labile_lancedb._location.StoreLocation`).
+        pin_reads: Whether reads use the table versions named by the last commit
+            marker in ``meta`` (on an object store: see `pin_to`), rather than
+            each table's newest version.
         dim: Length of the vectors in ``nodes.embedding``.
         config: The store's options.
         schemas: Arrow schema of each table.
@@ -96,8 +103,10 @@ class LanceTables:
         ann_trained_rows: Rows of ``nodes`` when the ANN index was last trained.
     """
 
-    def __init__(self, path: Path, dim: int, config: LanceStoreConfig) -> None:
-        self.path = path
+    def __init__(self, location: StoreLocation, dim: int, config: LanceStoreConfig) -> None:
+        self.location = location
+        self.path: Path | str = location.directory or location.uri
+        self.pin_reads = location.is_object_store
         self.dim = dim
         self.config = config
         self.schemas: dict[str, pa.Schema] = _rows.schemas(dim)
@@ -107,6 +116,7 @@ class LanceTables:
         self._db: Any = None
         self._has_ann_index: bool | None = None
         self._node_rows: int | None = None
+        self._marker: dict[str, str] = {}
 
     # -- opening ----------------------------------------------------------------------
     def connect(self) -> bool:
@@ -119,8 +129,9 @@ class LanceTables:
 
         try:
             self._db = lancedb.connect(
-                str(self.path),
+                self.location.uri,
                 read_consistency_interval=timedelta(seconds=self.config.read_consistency_s),
+                storage_options=self.location.storage_options or None,
             )
             return "meta" in self._existing()
         except Exception as exc:
@@ -293,17 +304,64 @@ class LanceTables:
         self.forget_counts()
 
     def checkout_latest(self) -> None:
-        """Move every data table to its newest version (after another process committed)."""
+        """Move every data table to its newest version (after another process committed,
+        and before writing: a pinned table cannot be written)."""
         for name in DATA_TABLES:
             self.handles[name].checkout_latest()
+
+    def pin_to(self, meta: dict[str, str]) -> None:
+        """With `pin_reads`, read each data table at the version ``meta`` names.
+
+        On an object store another process's batch becomes visible table by table
+        while it commits, so a reader must not follow each table's newest
+        version. It reads the versions of the last complete commit instead:
+        those an open intent recorded (the state before the batch in progress)
+        or, without one, those the last commit recorded (``committed``). Both
+        are kept by the writer until a later commit replaces them.
+        """
+        if not self.pin_reads:
+            return
+        self._marker = {k: meta[k] for k in ("intent", "committed") if meta.get(k)}
+        raw = meta.get("intent") or meta.get("committed")
+        if not raw:
+            self.checkout_latest()  # a store that never committed a batch
+            return
+        for name, version in json.loads(raw).items():
+            tbl = self.handles[name]
+            if tbl.version != version:
+                tbl.checkout(version)
+
+    def repin(self) -> None:
+        """With `pin_reads`, go back to the versions last pinned (after a batch that
+        wrote nothing, whose start moved the tables to their newest versions)."""
+        self.pin_to(self._marker)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around maintenance that commits table versions (caller holds the write lock):
+        with `pin_reads`, write at the newest versions and mark the result committed."""
+        if self.pin_reads:
+            self.checkout_latest()
+        yield
+        if self.pin_reads:
+            self.mark_committed()
+
+    def mark_committed(self) -> dict[str, str]:
+        """Record the current data versions as ``committed`` (caller holds the write
+        lock) and, with `pin_reads`, read at them from now on; returns the entry."""
+        entry = {"committed": json.dumps(self.data_versions())}
+        self.meta_put(entry)
+        self.pin_to(entry)
+        return entry
 
     def optimize(self) -> None:
         """Compact every table, drop versions older than ``keep_versions_s`` and fold new
         rows into the indexes (caller holds the write lock)."""
         keep = timedelta(seconds=self.config.keep_versions_s)
-        for name in _ALL_TABLES:
-            self.handles[name].optimize(cleanup_older_than=keep)
-        self.ensure_indexes()
+        with self.writing():
+            for name in _ALL_TABLES:
+                self.handles[name].optimize(cleanup_older_than=keep)
+            self.ensure_indexes()
         self.meta_version = self.meta_table.version
 
     # -- rows ---------------------------------------------------------------------------

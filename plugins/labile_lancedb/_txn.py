@@ -5,14 +5,14 @@ until it commits. LanceDB commits one table at a time, so a batch touching
 three tables is three commits, and a process killed between them would leave
 half a batch behind. The `Journal` prevents that with an *intent*:
 
-1. Before the first data write of a transaction it takes the cross-process
-   write lock and records the current version of each data table in ``meta``
-   (``intent``).
+1. Before the first data write of a transaction (whose batch already holds
+   the cross-process write lock, see `labile_lancedb._engine`) it records the
+   current version of each data table in ``meta`` (``intent``).
 2. It writes the buffered rows, observations before the nodes citing them and
    nodes before the edges joining them (a reader of a half-written commit, or
    the invariants checked after a crash, never see a dangling reference).
 3. It clears the intent (one ``meta`` commit, which also persists the ``seq``
-   counter) and releases the lock.
+   counter and records the data versions now committed) and releases the lock.
 
 Rolling back restores each table to its recorded version. A process killed
 between 1 and 3 leaves the intent behind with the lock free (the kernel frees
@@ -33,7 +33,7 @@ import structlog
 
 from labile.plugin import Edge, Node, Observation
 from labile_lancedb import _rows
-from labile_lancedb._lock import FileLock
+from labile_lancedb._lock import WriterLock
 from labile_lancedb._tables import LanceTables
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class Journal:
     caller serialises calls within the process.
     """
 
-    def __init__(self, tables: LanceTables, lock: FileLock) -> None:
+    def __init__(self, tables: LanceTables, lock: WriterLock) -> None:
         self._tables = tables
         self._lock = lock
 
@@ -148,6 +148,9 @@ class Journal:
                     target.append(_rows.edges_table(ns, erows, schemas["edges"]))
         # Order matters for readers of a half-written commit and for the invariants:
         # observations before the nodes citing them, nodes before the edges joining them.
+        # An object-store lease lost to another writer (a stall past lease_ttl_s):
+        # stop before each table commit rather than write over the new writer.
+        self._lock.check_held()
         if obs:
             tables.append("observations", pa.concat_tables(obs))
         if node_add:
@@ -155,6 +158,7 @@ class Journal:
         if node_merge:
             tables.upsert("nodes", pa.concat_tables(node_merge))
         tables.forget_node_rows()
+        self._lock.check_held()
         if edge_add:
             tables.append("edges", pa.concat_tables(edge_add))
         if edge_merge:
@@ -180,7 +184,11 @@ class Journal:
         On an exception nothing is undone here: the caller calls `rollback`.
         """
         self.write(txn)
-        self._tables.meta_put({"intent": "", "next_seq": str(next_seq)})
+        self._lock.check_held()  # an object-store lease lost to another writer: no commit
+        versions = json.dumps(self._tables.data_versions())
+        marker = {"intent": "", "committed": versions, "next_seq": str(next_seq)}
+        self._tables.meta_put(marker)
+        self._tables.pin_to(marker)
         txn.intent = None
         self._lock.release()
 
@@ -195,8 +203,12 @@ class Journal:
         failure = None
         try:
             if txn.intent is not None:
+                # Without the lock (a lost lease) a restore would undo another
+                # writer's commits: leave the intent to the writer that holds it.
+                self._lock.check_held()
                 self._tables.restore(txn.intent)
                 self._tables.meta_put({"intent": ""})
+                self._tables.mark_committed()
         except Exception as exc:
             failure = f"rollback failed: {type(exc).__name__}: {exc}"
             log.error("lancedb_rollback_failed", path=str(self._tables.path), error=failure)
@@ -223,13 +235,20 @@ class Journal:
         try:
             tables = self._tables
             tables.meta_table.checkout_latest()
-            meta = tables.meta_read()
-            if meta.get("intent"):
-                versions = json.loads(meta["intent"])
-                log.warning("lancedb_store_recovering", path=str(tables.path), versions=versions)
-                tables.restore(versions)
-                tables.meta_put({"intent": ""})
-                meta = tables.meta_read()
+            meta = self.recover_held(tables.meta_read())
         finally:
             self._lock.release()
         return meta
+
+    def recover_held(self, meta: dict[str, str]) -> dict[str, str]:
+        """Undo the batch of the intent ``meta`` shows (the caller holds the write lock,
+        so that intent's writer is gone); returns ``meta`` after recovery."""
+        if not meta.get("intent"):
+            return meta
+        tables = self._tables
+        versions = json.loads(meta["intent"])
+        log.warning("lancedb_store_recovering", path=str(tables.path), versions=versions)
+        tables.restore(versions)
+        tables.meta_put({"intent": ""})
+        tables.mark_committed()
+        return tables.meta_read()

@@ -25,7 +25,17 @@ class LanceStoreConfig:
     Attributes:
         path: The store's directory (one LanceDB database per memory). It is
             created when missing. ``"memory://"`` or ``""`` gives a fresh
-            temporary directory that is deleted on `close`.
+            temporary directory that is deleted on `close`. An object-store URI
+            (``s3://bucket/prefix``, ``gs://…``, ``az://…``) puts the store there
+            (see `labile_lancedb._location` and the "Scaling out" docs page).
+        storage_options: Object-store options that are not secret (endpoint,
+            region, ``allow_http``), passed to LanceDB as they are.
+        storage_options_env: Object-store options read from environment
+            variables, by option name (credentials go here: their variable's
+            name, never their value, is in the config).
+        lease_ttl_s: On an object store, how long the writer lease lasts
+            without renewal: a writer that died holds the store at most this
+            long (a live one renews it every third of it).
         ann_threshold: Row count of the ``nodes`` table from which an IVF_RQ
             vector index is built (and kept refreshed), and node count of a
             namespace from which its ``auto`` vector searches use the quantized
@@ -58,8 +68,9 @@ class LanceStoreConfig:
             by another process, in seconds; ``0`` checks on every read.
         fts_language: Language of the full-text index's stemmer and stop words
             (one of `FTS_LANGUAGES`).
-        lock_timeout_s: How long to wait for another process's commit (which
-            holds the store's write lock) before giving up with `StoreError`.
+        lock_timeout_s: How long a writer waits for another process's batch
+            (which holds the store's write lock, or its lease on an object
+            store) before giving up with `labile_lancedb._lock.StoreBusyError`.
     """
 
     path: str = attrs.field(default="./memory", validator=attrs.validators.instance_of(str))
@@ -80,3 +91,11 @@ class LanceStoreConfig:
     fts_language: str = attrs.field(default="English", validator=[
         attrs.validators.instance_of(str), attrs.validators.in_(FTS_LANGUAGES)])
     lock_timeout_s: float = attrs.field(default=60.0, validator=attrs.validators.ge(0.0))
+    storage_options: dict[str, str] = attrs.field(factory=dict)
+    storage_options_env: dict[str, str] = attrs.field(factory=dict)
+    lease_ttl_s: float = attrs.field(default=30.0, validator=attrs.validators.ge(1.0))
+
+    def __attrs_post_init__(self) -> None:
+        from labile_lancedb._location import check_options
+
+        check_options(self.path, self.storage_options, self.storage_options_env)

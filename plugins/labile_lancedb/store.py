@@ -21,7 +21,9 @@ what the call means for records) and delegates to one module per concern:
 `labile_lancedb._engine`      opening, thread locks, transaction lifecycle, freshness
 `labile_lancedb._tables`      directory, connection, tables, schema checks, indexes, ``meta``
 `labile_lancedb._migrations`  storage schema versions
-`labile_lancedb._lock`        the cross-process write lock
+`labile_lancedb._location`    local directory or object-store URI, storage options
+`labile_lancedb._lock`        the cross-process write lock (local directory)
+`labile_lancedb._lease`       the writer lease (object store)
 `labile_lancedb._txn`         the write buffer and the intent protocol (crash safety)
 `labile_lancedb._freshness`   noticing other processes' commits
 `labile_lancedb._spaces`      which namespaces are cached; loading them
@@ -30,6 +32,7 @@ what the call means for records) and delegates to one module per concern:
 `labile_lancedb._maintenance` compaction and the ANN index
 `labile_lancedb._rows`        arrow schemas and record <-> row conversion
 `labile_lancedb._sql`         quoted SQL filters
+`labile_lancedb._stats`       `LanceStore.stats`
 ============================  =====================================================
 """
 
@@ -48,7 +51,7 @@ from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
 from labile_lancedb._migrations import migrate
 from labile_lancedb._search import SearchMode
-from labile_lancedb._tables import disk_usage
+from labile_lancedb._stats import store_stats
 from labile_lancedb.config import LanceStoreConfig
 
 __all__ = ["LanceStore", "LanceStoreConfig", "SearchMode", "migrate"]
@@ -476,35 +479,7 @@ class LanceStore:
         """
         with self._lock:
             self._engine.begin_read(namespace)
-            out: dict[str, Any] = {"store": "lancedb", "path": str(self.path),
-                                   "embedder": self.embedder_name, "dim": self.dim}
-            if namespace is not None:
-                nodes = self._spaces.nodes(namespace)
-                obs_ids = self._spaces.observation_ids(namespace)
-                out.update(
-                    namespaces=int(bool(len(nodes) or obs_ids)),
-                    observations=len(obs_ids),
-                    nodes=len(nodes),
-                    visible_nodes=nodes.visible_count,
-                    edges=len(self._spaces.edges(namespace)),
-                )
-            else:
-                t = self._lance.handles
-                out.update(
-                    namespaces=len(self.namespaces()),
-                    observations=t["observations"].count_rows(),
-                    nodes=t["nodes"].count_rows(),
-                    visible_nodes=t["nodes"].count_rows("visible = true"),
-                    edges=t["edges"].count_rows(),
-                )
-            tables = self._lance.table_stats()
-            out["tables"] = tables
-            out["fragments"] = {name: v["fragments"] for name, v in tables.items()}
-            out["disk_bytes"] = disk_usage(self.path)
-            out["ann_index"] = self._lance.has_ann_index()
-            out["ann_trained_rows"] = self._lance.ann_trained_rows
-            out["cached_namespaces"] = len(self._spaces)
-            return out
+            return store_stats(self._engine, namespace, self.namespaces)
 
     def close(self) -> None:
         """Release the store (and delete a temporary directory). Idempotent.

@@ -89,7 +89,7 @@ def test_blocking_the_bundle_removes_its_commands(
         main(["--help"])
     out = capsys.readouterr().out
     # lancedb's, allmem's and labile_mcp's bench commands stay
-    assert "demo" not in out and "bench" in out and "(atc, scale, serve)" in out
+    assert "demo" not in out and "bench" in out and "(atc, scale, serve, workers)" in out
 
 
 def test_bench_locomo_llm_subset_options(capsys: pytest.CaptureFixture[str],

@@ -1,0 +1,104 @@
+"""The `Store` contract (`labile.testing.StoreContract`) on ``s3://``, against moto's
+S3 server on loopback, plus what only an object store has: options checked at
+config time, credentials read from named variables, and the writer lease."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from objectstore_helpers import S3Server, deps, node, obs, open_s3_store
+
+from labile._protocols import Store
+from labile.plugin import StoreError
+from labile.testing import StoreContract
+from labile_lancedb._lock import StoreBusyError
+from labile_lancedb.config import LanceStoreConfig
+
+
+class TestS3LanceStore(StoreContract):
+    """The LanceDB store on an ``s3://`` prefix, one new prefix per check."""
+
+    @pytest.fixture
+    def store(self, s3_server: S3Server, s3_uri: str) -> Iterator[Store]:
+        s = open_s3_store(s3_server, s3_uri, dim=self.embedder.dim,
+                          lease_ttl_s=5.0)
+        yield s
+        s.close()
+
+    @pytest.mark.slow
+    def test_random_writes_agree_with_the_reference_store(self, store: Store) -> None:
+        """The seeded random history (hundreds of S3 round trips): in the slow run."""
+        super().test_random_writes_agree_with_the_reference_store(store)
+
+
+def test_credentials_in_the_config_are_refused_with_the_way_to_name_them() -> None:
+    with pytest.raises(ValueError, match=r"storage_options_env = \{aws_secret_access_key"):
+        LanceStoreConfig(path="s3://b/p", storage_options={"aws_secret_access_key": "x"})
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"path": "ftp://host/p"}, "scheme 'ftp' is not supported"),
+    ({"path": "./local", "storage_options": {"aws_region": "x"}}, "object-store paths only"),
+    ({"path": "s3://b/p", "storage_options_env": {"aws_region": "not a name"}},
+     "not an environment variable name"),
+    ({"path": "s3://b/p", "storage_options": {"aws_region": "a"},
+      "storage_options_env": {"aws_region": "REGION"}}, "both"),
+])
+def test_bad_location_options_fail_when_the_config_is_built(kw: dict[str, Any],
+                                                            match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        LanceStoreConfig(**kw)
+
+
+def test_a_missing_credential_variable_is_named_at_open(s3_server: S3Server,
+                                                        s3_uri: str) -> None:
+    from labile_lancedb.store import LanceStore
+
+    config = LanceStoreConfig(path=s3_uri, storage_options=s3_server.options(),
+                              storage_options_env={"aws_secret_access_key": "LABILE_NO_SUCH_VAR"})
+    with pytest.raises(StoreError, match="LABILE_NO_SUCH_VAR.*not set"):
+        LanceStore(config, deps())
+
+
+def test_a_second_writer_waits_for_the_lease_then_fails_naming_the_holder(
+        s3_server: S3Server, s3_uri: str) -> None:
+    holder = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0)
+    waiter = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0, lock_timeout_s=0.3)
+    with holder.batch("u"):
+        holder.upsert_nodes("u", [node("a")])
+        with (pytest.raises(StoreBusyError, match=r"writer\.lease.*lock_timeout_s"),
+              waiter.batch("u")):
+            waiter.upsert_nodes("u", [node("b")])
+        assert waiter.count_nodes("u") == 0  # readers are not blocked
+    assert [n.id for n in waiter.iter_nodes("u")] == ["a"]
+    with waiter.batch("u"):  # released at commit: the next writer proceeds at once
+        waiter.upsert_nodes("u", [node("b")])
+    assert holder.count_nodes("u") == 2
+    holder.close()
+    waiter.close()
+
+
+def test_a_reader_never_sees_a_batch_before_its_commit(s3_server: S3Server,
+                                                       s3_uri: str) -> None:
+    """A batch pushed to the tables early (a full-text search inside it writes the
+    buffer out) is invisible to another process's reads until the batch commits:
+    the reader reads the table versions the last commit marker names."""
+    writer = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0)
+    with writer.batch("u"):
+        writer.add_observations("u", [obs("o0")])
+        writer.upsert_nodes("u", [node("n0", content="espresso before")])
+    reader = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0)
+    with writer.batch("u"):
+        writer.add_observations("u", [obs("o1")])
+        writer.upsert_nodes("u", [node("n1", content="espresso during")])
+        assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
+        assert writer._meta_read()["intent"]  # the rows are in LanceDB, under an intent
+        assert [o.id for o in reader.iter_observations("u")] == ["o0"]
+        assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
+        assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]
+    assert [o.id for o in reader.iter_observations("u")] == ["o0", "o1"]
+    assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
+    writer.close()
+    reader.close()
