@@ -1,7 +1,8 @@
 """The kernel's own plugin, registered directly and never blocked.
 
 It provides what a pipeline needs with nothing else installed: the in-memory
-store, the deterministic ``hashing`` embedder, and the ``none`` LLM client.
+store, the deterministic ``hashing`` embedder, the ``none`` LLM client, and
+the ``labile.pending`` node kind (`labile._recovery`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from labile._hashing import HashingConfig, HashingEmbedder
 from labile._hookspecs import hookimpl
 from labile._memstore import MemoryStore, MemoryStoreConfig
 from labile._nollm import NoLLM, NoLLMConfig
+from labile._recovery import PENDING, PENDING_KIND
 from labile._registry import Register
 
 
@@ -32,3 +34,9 @@ def labile_register_llms(register: Register) -> None:
     """The offline ``none`` client (``scripted`` comes from the ``labile_llm`` plugin)."""
     register("none", NoLLM, config=NoLLMConfig,
              summary="no model: offline components only (the default)")
+
+
+@hookimpl
+def labile_register_node_kinds(register: Register) -> None:
+    """``labile.pending``: the mark of an observation whose memory is still to be built."""
+    register(PENDING_KIND, PENDING, summary=PENDING.summary)
