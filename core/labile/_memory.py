@@ -180,7 +180,10 @@ class Memory:
         """Store observations and build memory from the new ones, as one batch.
 
         Observations whose id is already stored are skipped (and reported), so
-        a crashed import can simply be run again.
+        a crashed import can simply be run again; if they are still pending
+        (see `repair`), their memory is built now. A batch that fails leaves
+        nothing behind; an automatic consolidation pass that fails after it
+        is reported in ``details["consolidation_failed"]``, not raised.
 
         Raises:
             InputError: duplicate ids within the batch, an empty observation

@@ -94,7 +94,9 @@ def build(memory: Memory, namespace: str, observations: Sequence[Observation],
     If the extractor reports any of them pending, the batch's derived writes are
     rolled back and every observation of the batch is stored with a pending mark
     instead (``report.pending`` then lists them all). Once built, each
-    consolidator's ``after_add`` runs (in a batch of its own).
+    consolidator's ``after_add`` runs in a batch of its own; if one fails, its
+    pass is rolled back and reported in ``details["consolidation_failed"]``
+    (the add stays acknowledged: it is stored and built).
     """
     store, extractor = memory.store, memory.extractor
     ids = [o.id for o in observations]
@@ -113,8 +115,16 @@ def build(memory: Memory, namespace: str, observations: Sequence[Observation],
         pass
     else:
         for name, consolidator in memory.consolidators:
-            with rolling_back(memory, namespace, [consolidator]):
-                auto = consolidator.after_add(namespace, report)
+            try:
+                with rolling_back(memory, namespace, [consolidator]):
+                    auto = consolidator.after_add(namespace, report)
+            except Exception as exc:
+                # The add is durable already: a failed automatic pass must not
+                # make it look lost. Its buffer stays; the next pass takes it.
+                log.warning("auto_consolidation_failed", namespace=namespace,
+                            consolidator=name, error=str(exc)[:300])
+                report.details.setdefault("consolidation_failed", {})[name] = str(exc)[:300]
+                continue
             if auto is not None:
                 report.details.setdefault("consolidation", {})[name] = auto.counts
         return
