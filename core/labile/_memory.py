@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pluggy
 import structlog
 
@@ -52,14 +51,7 @@ from labile._protocols import (
     Store,
 )
 from labile._recorded import recorded_pipeline
-from labile._recovery import (
-    PENDING_KIND,
-    batch_of,
-    build,
-    count_pending,
-    pending_ids,
-    repair_pending,
-)
+from labile._recovery import PENDING_KIND, add_batch, batch_of, count_pending, repair_pending
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
@@ -211,28 +203,7 @@ class Memory:
                 )
             seen.add(obs.id)
         with self._write_lock:
-            return self._add_locked(batch, seen, namespace, start)
-
-    def _add_locked(
-        self, batch: list[Observation], seen: set[str], namespace: str, start: float
-    ) -> AddReport:
-        existing = self.store.existing_observation_ids(namespace, seen)
-        new = [attrs.evolve(o, namespace=namespace) for o in batch if o.id not in existing]
-        report = AddReport(namespace=namespace, added=[o.id for o in new],
-                           skipped_existing=[o.id for o in batch if o.id in existing])
-        if existing:
-            log.info("observations_already_stored", namespace=namespace, count=len(existing))
-            waiting = pending_ids(self.store, namespace) & existing
-            if waiting:  # a re-add of pending observations builds them
-                repaired = repair_pending(self, namespace, waiting)
-                report.details["repaired"] = repaired.added
-                report.pending += repaired.pending
-        if new:
-            built = AddReport(namespace=namespace, added=report.added)
-            build(self, namespace, new, built)
-            report.nodes_written, report.edges_written = built.nodes_written, built.edges_written
-            report.details.update(built.details)
-            report.pending += built.pending
+            report = add_batch(self, batch, namespace)
         report.ms = (time.perf_counter() - start) * 1000
         return report
 

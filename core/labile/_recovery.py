@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 import structlog
 
 from labile._model import AddReport, Node, NodeFilter, NodeKind, Observation
@@ -32,8 +33,8 @@ from labile._protocols import RollbackAware, Store
 if TYPE_CHECKING:
     from labile._memory import Memory
 
-__all__ = ["PENDING", "PENDING_KIND", "batch_of", "build", "count_pending", "pending_ids",
-           "repair_pending", "roll_back", "rolling_back"]
+__all__ = ["PENDING", "PENDING_KIND", "add_batch", "batch_of", "build", "count_pending",
+           "pending_ids", "repair_pending", "roll_back", "rolling_back"]
 
 log = structlog.get_logger(__name__)
 
@@ -143,6 +144,30 @@ def build(memory: Memory, namespace: str, observations: Sequence[Observation],
     with store.batch(namespace):
         store.add_observations(namespace, observations)
         store.upsert_nodes(namespace, marks)
+
+
+def add_batch(memory: Memory, batch: Sequence[Observation], namespace: str) -> AddReport:
+    """What `Memory.add` does once its input is checked (its write lock held): skip the
+    stored ids (repairing those still pending), store and build the new ones."""
+    ids = {o.id for o in batch}
+    existing = memory.store.existing_observation_ids(namespace, ids)
+    new = [attrs.evolve(o, namespace=namespace) for o in batch if o.id not in existing]
+    report = AddReport(namespace=namespace, added=[o.id for o in new],
+                       skipped_existing=[o.id for o in batch if o.id in existing])
+    if existing:
+        log.info("observations_already_stored", namespace=namespace, count=len(existing))
+        waiting = pending_ids(memory.store, namespace) & existing
+        if waiting:  # a re-add of pending observations builds them
+            repaired = repair_pending(memory, namespace, waiting)
+            report.details["repaired"] = repaired.added
+            report.pending += repaired.pending
+    if new:
+        built = AddReport(namespace=namespace, added=report.added)
+        build(memory, namespace, new, built)
+        report.nodes_written, report.edges_written = built.nodes_written, built.edges_written
+        report.details.update(built.details)
+        report.pending += built.pending
+    return report
 
 
 def _mark_id(observation_id: str) -> str:

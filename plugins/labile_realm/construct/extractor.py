@@ -170,12 +170,8 @@ class RealmExtractor:
     def ingest(
         self, namespace: str, observations: Sequence[Observation], report: AddReport
     ) -> None:
-        """Build nodes and edges for ``observations`` (see the module docstring).
-
-        A turn whose units could not be extracted because the model did not
-        answer is listed in ``report.pending`` (the memory then keeps the batch
-        for `labile.Memory.repair`).
-        """
+        """Build nodes and edges for ``observations`` (see the module docstring); a turn
+        whose extraction got no answer from the model goes to ``report.pending``."""
         self._before[namespace] = Snapshot.take(
             namespace, self._states, self._last_event, self._last_episode, self._degree)
         state = self.state(namespace, [o.id for o in observations])
