@@ -253,6 +253,7 @@ def crash_options(p: argparse.ArgumentParser) -> None:
 def run_crash_command(args: argparse.Namespace) -> int:
     """Run `labile_bench.crash.run_crash` per preset; print a Markdown table (exit 1 on
     any failure)."""
+    import sys
     import tempfile
 
     from labile_bench.crash import run_crash
@@ -274,6 +275,7 @@ def run_crash_command(args: argparse.Namespace) -> int:
                 echo("|" + "---|" * len(row))
             rows.append(row)
             echo("| " + " | ".join(str(v) for v in row.values()) + " |")
+            sys.stdout.flush()  # a long run shows each preset's row as it finishes
             failures += tally.failures
             for problem in tally.problems:
                 echo(f"{preset}: FAILED: {problem}")

@@ -111,6 +111,8 @@ class _Writer:
         self.proc.wait()
         while (line := self.lines.get()) is not None:
             self.seen.append(line)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         return self.seen
 
 
