@@ -33,7 +33,7 @@ HOOK_STEPS: Final = (
     ("Configuring: presets", ("preset",)),
     ("The command line: `labile …`", ("labile_register_commands",)),
 )
-_EXAMPLE = re.compile(r"^# --- (labile_\w+)$", re.MULTILINE)
+_EXAMPLE = re.compile(r"^# --- (labile_\w+|on_rollback)$", re.MULTILINE)
 
 
 def split_examples(source: str) -> dict[str, str]:
@@ -81,6 +81,12 @@ def hooks_markdown(pm: pluggy.PluginManager, examples: Mapping[str, str]) -> str
                 lines += ["Bundled: " + ", ".join(bundled) + ".", ""]
             if hook in examples:
                 lines += ["Example:", "", "```python", examples[hook], "```", ""]
+    from labile._protocols import RollbackAware
+
+    lines += ["## Recovering: a batch that rolled back", "", "### `on_rollback(namespace)`", "",
+              "An optional method of extractors, reconsolidators and consolidators:",
+              "", "```python", inspect.getsource(RollbackAware).rstrip(), "```", "",
+              "Example:", "", "```python", examples.get("on_rollback", ""), "```", ""]
     declared = registries.kinds.declared_by_plugins()
     lines += ["## Kinds the bundles declare", "",
               "Each has its own registration hook; the components are chosen by name in the",

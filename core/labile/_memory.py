@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pluggy
 import structlog
 
@@ -52,6 +51,7 @@ from labile._protocols import (
     Store,
 )
 from labile._recorded import recorded_pipeline
+from labile._recovery import PENDING_KIND, add_batch, batch_of, count_pending, repair_pending
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
@@ -171,7 +171,10 @@ class Memory:
         """Store observations and build memory from the new ones, as one batch.
 
         Observations whose id is already stored are skipped (and reported), so
-        a crashed import can simply be run again.
+        a crashed import can simply be run again; if they are still pending
+        (see `repair`), their memory is built now. A batch that fails leaves
+        nothing behind; an automatic consolidation pass that fails after it
+        is reported in ``details["consolidation_failed"]``, not raised.
 
         Raises:
             InputError: duplicate ids within the batch, an empty observation
@@ -198,37 +201,22 @@ class Memory:
                 )
             seen.add(obs.id)
         with self._write_lock:
-            return self._add_locked(batch, seen, namespace, start)
+            report = add_batch(self, batch, namespace)
+        report.ms = (time.perf_counter() - start) * 1000
+        return report
 
-    def _add_locked(
-        self, batch: list[Observation], seen: set[str], namespace: str, start: float
-    ) -> AddReport:
-        try:
-            # Which ids are new is decided inside the batch: a store shared by
-            # processes holds its write lock for the whole batch, so another
-            # writer's commit of the same ids is seen here, never duplicated.
-            with self.store.batch(namespace):
-                existing = self.store.existing_observation_ids(namespace, seen)
-                new = [attrs.evolve(o, namespace=namespace) for o in batch
-                       if o.id not in existing]
-                report = AddReport(namespace=namespace, added=[o.id for o in new],
-                                   skipped_existing=[o.id for o in batch if o.id in existing])
-                if new:
-                    self.store.add_observations(namespace, new)
-                    self.extractor.ingest(namespace, new, report)
-        except BaseException:
-            # The store rolled the batch back; components may hold in-memory
-            # state about its writes (REALM's last event of a session): rebuild
-            # them from the store, as reopening would.
-            self.reload_components()
-            raise
-        if existing:
-            log.info("observations_already_stored", namespace=namespace, count=len(existing))
-        if new:
-            for name, consolidator in self.consolidators:
-                auto = consolidator.after_add(namespace, report)
-                if auto is not None:
-                    report.details.setdefault("consolidation", {})[name] = auto.counts
+    def repair(self, namespace: str) -> AddReport:
+        """Build the observations whose memory could not be built when they were added
+        (the model did not answer): batch by batch, in the order they were added.
+
+        Returns a report whose ``added`` lists the observations built now and
+        ``pending`` those still waiting (the model is still away). ``stats``
+        counts them; a re-add of the same ids repairs them too.
+        """
+        self._ready(namespace)
+        start = time.perf_counter()
+        with self._write_lock:
+            report = repair_pending(self, namespace)
         report.ms = (time.perf_counter() - start) * 1000
         return report
 
@@ -274,7 +262,7 @@ class Memory:
                                    lambda f=filt, h=hits: f.filter(q, h, state))
             if not self.filters:
                 hits = sorted(hits, key=lambda h: (-h.score, h.node.id))
-            hits = hits[:k]
+            hits = [h for h in hits if h.node.kind != PENDING_KIND][:k]
             ids = [h.node.id for h in hits]
             id_set = set(ids)
             edges = tuple(
@@ -335,7 +323,8 @@ class Memory:
         self, result: RetrievalResult, *, answer: str | None = None,
         cited: Sequence[str] = (), useful: bool | None = None,
     ) -> list[OperationReport]:
-        """Let the reconsolidators learn from how ``result`` was used."""
+        """Let the reconsolidators learn from how ``result`` was used (one batch: if any
+        fails, none of their edits is kept)."""
         self._check_open()
         if not isinstance(result, RetrievalResult):
             raise InputError("result must be the RetrievalResult a search returned, got "
@@ -345,18 +334,22 @@ class Memory:
         if useful is not None:
             check_bool("useful", useful)
         fb = Feedback(answer=answer, cited=tuple(cited), useful=useful)
-        reports = []
-        for _name, op in self.reconsolidators:
-            with self._write_lock, self.store.batch(result.query.namespace):
+        reports: list[OperationReport] = []
+        done: list[Reconsolidator] = []  # one batch: the feedback applies whole or not at all
+        with self._write_lock, batch_of(self, result.query.namespace, done):
+            for _name, op in self.reconsolidators:
+                done.append(op)
                 reports.append(op.reconsolidate(result, fb))
         return reports
 
     def consolidate(self, *, namespace: str) -> list[OperationReport]:
-        """Run every consolidator over ``namespace``, then compact the store."""
+        """Run every consolidator over ``namespace`` (one batch), then compact the store."""
         self._ready(namespace)
-        reports = []
-        for _name, op in self.consolidators:
-            with self._write_lock, self.store.batch(namespace):
+        reports: list[OperationReport] = []
+        done: list[Consolidator] = []  # one batch: the pass applies whole or not at all
+        with self._write_lock, batch_of(self, namespace, done):
+            for _name, op in self.consolidators:
+                done.append(op)
                 reports.append(op.consolidate(namespace))
         self.store.optimize()
         return reports
@@ -455,13 +448,15 @@ class Memory:
 
     # -- introspection ------------------------------------------------------
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
-        """Store counts plus LLM usage per operation."""
+        """Store counts, observations pending repair (`repair`), and LLM usage per operation."""
         if namespace is not None:
             _check_namespace(namespace)
+        spaces = [namespace] if namespace is not None else self.store.namespaces()
         return {
             "pipeline": {"preset": self.config.preset, "store": self.config.store.type,
                          "embedder": self.embedder.name, "extractor": self.config.extractor.type},
             "store": self.store.stats(namespace),
+            "pending": sum(count_pending(self.store, ns) for ns in spaces),
             "llm": self.usage.snapshot(),
         }
 

@@ -340,7 +340,12 @@ class Feedback:
 
 @attrs.define(kw_only=True)
 class AddReport:
-    """The outcome of one ``Memory.add`` batch."""
+    """The outcome of one ``Memory.add`` batch (or of a ``Memory.repair``).
+
+    ``pending`` lists observations stored without their memory: an extractor
+    puts there those it could not build because the model did not answer, and
+    the memory then keeps the whole batch pending until ``Memory.repair``.
+    """
 
     namespace: str
     added: list[str] = attrs.field(factory=list)
@@ -349,6 +354,7 @@ class AddReport:
     edges_written: int = 0
     ms: float = 0.0
     details: dict[str, Any] = attrs.field(factory=dict)
+    pending: list[str] = attrs.field(factory=list)
 
 
 @attrs.define(kw_only=True)

@@ -320,6 +320,31 @@ class Answerer(Protocol):
         ...
 
 
+@runtime_checkable
+class RollbackAware(Protocol):
+    """Optional: a component that holds in-memory state about what it wrote.
+
+    When a store batch rolls back (an exception, a failed commit, Ctrl-C),
+    the memory calls ``on_rollback(namespace)`` on each component whose call
+    ran inside that batch: the extractor of an ``add``, the reconsolidator of
+    a ``feedback``, the consolidator of a ``consolidate`` (or of its
+    ``after_add`` pass). Implement it if your component keeps in memory
+    anything about the namespace that the batch changed (a running summary,
+    the last event of a session, a buffer): return it to what it was before
+    the call, so that the next call behaves as if the failed one never ran.
+    A component holding nothing of the kind implements it as a no-op.
+    A participant without the method makes the memory rebuild every
+    component from the store instead, as reopening would (always safe, but
+    it loses state the store does not hold). Called with no batch open,
+    after the store rolled back.
+    """
+
+    def on_rollback(self, namespace: str) -> None:
+        """Drop or restore what this component changed in ``namespace`` during the
+        call that ran inside the rolled-back batch."""
+        ...
+
+
 @attrs.frozen(kw_only=True)
 class CoreDeps:
     """What embedder and LLM factories get: the pipeline's shared services.

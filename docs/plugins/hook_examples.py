@@ -175,6 +175,28 @@ def labile_register_extractors(register: Register) -> None:
     register("acme.turns", OneNodePerTurn, summary="one node per turn")
 
 
+# --- on_rollback
+
+
+class CountingTurns(OneNodePerTurn):
+    """``acme.turns`` that also counts each namespace's turns in memory."""
+
+    def __init__(self, config: NoConfig, deps: Deps) -> None:
+        super().__init__(config, deps)
+        self.counts: dict[str, int] = {}
+        self._before: dict[str, int] = {}
+
+    def ingest(self, namespace: str, observations: Sequence[Observation],
+               report: AddReport) -> None:
+        self._before[namespace] = self.counts.get(namespace, 0)  # first, before any failure
+        super().ingest(namespace, observations, report)
+        self.counts[namespace] = self._before[namespace] + len(observations)
+
+    def on_rollback(self, namespace: str) -> None:
+        """The batch of the last ingest rolled back: its turns were never stored."""
+        self.counts[namespace] = self._before.pop(namespace, self.counts.get(namespace, 0))
+
+
 # --- labile_register_seeders
 
 

@@ -25,7 +25,7 @@ import attrs
 import structlog
 from attrs.validators import ge
 
-from labile.plugin import Deps, LLMClient, LLMError, NoConfig
+from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, NoConfig
 from labile.text.tokenize import content_words
 from labile_allmem import prompts
 from labile_text.keywords import keyphrases, summarize
@@ -229,6 +229,8 @@ class LLMDescriber:
         """
         self._llm, self._fallback = llm, fallback
         self.fallbacks = 0
+        #: Calls the model did not answer at all (not a bad reply): an outage.
+        self.unanswered = 0
 
     def describe(self, items: Sequence[Evidence]) -> list[Descriptor]:
         """One LLM call per item, in order."""
@@ -251,6 +253,7 @@ class LLMDescriber:
         except LLMError as exc:
             log.warning("allmem_descriptor_fallback", error=str(exc)[:200])
             self.fallbacks += 1
+            self.unanswered += not isinstance(exc, LLMOutputError)
             return self._fallback.describe_one(item)
         if descriptor is None:
             self.fallbacks += 1

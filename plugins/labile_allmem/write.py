@@ -7,7 +7,9 @@ the previous unit of its session (temporal) and to its most similar visible
 units (semantic, under the out-degree cap), and put it into the consolidation
 buffer (``attrs["buffered"] = True``). Descriptor fallbacks (an LLM reply that
 could not be used) are counted in the add report's
-``details["allmem"]["descriptor_fallbacks"]``.
+``details["allmem"]["descriptor_fallbacks"]``. If the model did not answer at
+all (an outage), the batch's observations are reported pending instead, and
+``Memory.repair`` describes them once it is back.
 """
 
 from __future__ import annotations
@@ -133,7 +135,12 @@ class WriteExtractor:
             last[key] = (unit_id(obs.id), obs.speaker, obs.text)
 
         fallbacks_before = self.describer.fallbacks
+        unanswered_before = getattr(self.describer, "unanswered", 0)
         descriptors = self.describer.describe(items)
+        if getattr(self.describer, "unanswered", 0) > unanswered_before:
+            # The model did not answer (an outage, not a bad reply): rather than
+            # units described by the fallback, the batch waits for a repair.
+            report.pending += [o.id for o in observations]
         vectors = normalized_rows(self._embedder.embed([d.text() for d in descriptors]))
         now = self._clock()
         nodes: list[Node] = []
@@ -178,6 +185,10 @@ class WriteExtractor:
         details["descriptor_fallbacks"] = (
             details.get("descriptor_fallbacks", 0) + self.describer.fallbacks - fallbacks_before
         )
+
+    def on_rollback(self, namespace: str) -> None:
+        """Nothing to undo: everything this extractor knows is read from the store."""
+        del namespace
 
     def _link_semantic(
         self,

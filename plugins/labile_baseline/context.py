@@ -64,12 +64,16 @@ class ContextTurnExtractor:
     def __init__(self, config: ContextTurnExtractorConfig, deps: Deps) -> None:
         self._config, self._deps = config, deps
         self._recent: dict[str, list[str]] = {}
+        self._before: dict[str, list[str] | None] = {}
         self._lock = threading.Lock()
 
     def ingest(
         self, namespace: str, observations: Sequence[Observation], report: AddReport
     ) -> None:
         """Write the nodes for ``observations`` (one embedding call per batch)."""
+        with self._lock:
+            before = self._recent.get(namespace)
+            self._before[namespace] = list(before) if before is not None else None
         texts = [turn_text(o, dated=self._config.dated) for o in observations]
         plain = [turn_text(o, dated=False) for o in observations]
         vectors = self._deps.embedder.embed(texts)
@@ -93,6 +97,14 @@ class ContextTurnExtractor:
         ]
         self._deps.store.upsert_nodes(namespace, nodes)
         report.nodes_written += len(nodes)
+
+    def on_rollback(self, namespace: str) -> None:
+        """The last batch into ``namespace`` rolled back: its turns leave the context."""
+        with self._lock:
+            before = self._before.pop(namespace, None)
+            self._recent.pop(namespace, None)
+            if before is not None:
+                self._recent[namespace] = before
 
 
 @attrs.frozen(kw_only=True)

@@ -44,3 +44,7 @@ class TurnExtractor:
         ]
         self._deps.store.upsert_nodes(namespace, nodes)
         report.nodes_written += len(nodes)
+
+    def on_rollback(self, namespace: str) -> None:
+        """Nothing to undo: this extractor keeps no state between calls."""
+        del namespace

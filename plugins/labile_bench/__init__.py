@@ -1,7 +1,7 @@
 """The benchmark bundle: LoCoMo and LongMemEval runs, their metrics, and ``labile demo``.
 
 Registers the commands ``labile bench locomo | longmemeval | transfer |
-compare`` and ``labile demo``; it adds no pipeline component. The modules
+compare | crash`` and ``labile demo``; it adds no pipeline component. The modules
 are a library too:
 
 * `labile_bench.locomo` / `labile_bench.longmemeval` load the datasets into
@@ -13,6 +13,7 @@ are a library too:
   `labile.Memory` over a dataset; `labile_bench.qa` and `labile_bench.judge`
   add answering and the LLM judge;
 * `labile_bench.compare` / `labile_bench.transfer` read per-question logs;
+* `labile_bench.crash` kills writers (`labile_bench.crash_child`) and checks the store;
 * `labile_bench.demo` is the README's first command.
 
 Importing this package is cheap: command functions import the runners
@@ -43,6 +44,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench compare", run=c.run_compare_command, configure=c.compare_options,
              help="question-by-question comparison of two per-question logs "
                   "(e.g. an ablation against its preset)")
+    register("bench crash", run=c.run_crash_command, configure=c.crash_options,
+             help="kill -9 a writer at random points and inside commits, reopen, verify "
+                  "(acknowledged batches kept, store consistent, re-add idempotent)")
     from labile_bench import graph
 
     register("bench graph", run=graph.run_graph_command, configure=graph.graph_options,

@@ -238,3 +238,53 @@ def run_compare_command(args: argparse.Namespace) -> int:
         Path(args.json_out).write_text(json.dumps(cmp.to_dict(), indent=2) + "\n",
                                        encoding="utf-8")
     return 0
+
+
+# -- labile bench crash ---------------------------------------------------------------
+
+
+def crash_options(p: argparse.ArgumentParser) -> None:
+    """``--preset``, ``--trials``, ``--seed``, ``--dir``, ``--embedder``, ``--json``."""
+    p.add_argument("--preset", nargs="+", default=["realm"])
+    p.add_argument("--trials", type=int, default=20, help="kills per preset")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dir", help="where the stores go (default: a temporary directory)")
+    p.add_argument("--embedder", default="hashing",
+                   help="embedder of every preset (default hashing: the writers start fast); "
+                        "'preset' keeps each preset's own")
+    p.add_argument("--json", dest="json_out", help="write the rows here")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run_crash_command(args: argparse.Namespace) -> int:
+    """Run `labile_bench.crash.run_crash` per preset; print a Markdown table (exit 1 on
+    any failure)."""
+    import sys
+    import tempfile
+
+    from labile_bench.crash import run_crash
+
+    if args.trials < 1:
+        raise LabileError(f"--trials must be at least 1, got {args.trials}")
+    embedder = None if args.embedder == "preset" else args.embedder
+    rows: list[dict[str, Any]] = []
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="labile-crash-") as scratch:
+        root = Path(args.dir or scratch)
+        for preset in args.preset:
+            tally = run_crash(preset, args.trials, directory=root, seed=args.seed,
+                              embedder=embedder,
+                              show_progress=False if args.no_progress else None)
+            row = tally.row()
+            if not rows:  # the table grows a row per preset, as each finishes
+                echo("| " + " | ".join(row) + " |")
+                echo("|" + "---|" * len(row))
+            rows.append(row)
+            echo("| " + " | ".join(str(v) for v in row.values()) + " |")
+            sys.stdout.flush()  # a long run shows each preset's row as it finishes
+            failures += tally.failures
+            for problem in tally.problems:
+                echo(f"{preset}: FAILED: {problem}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 1 if failures else 0

@@ -198,6 +198,10 @@ class RealmReconsolidator:
         #: The decider's registered name, recorded in every edit.
         self.decider_name = deps.registries.component(config.decider).name
 
+    def on_rollback(self, namespace: str) -> None:
+        """Nothing to undo: every edit goes to the store, which rolled it back."""
+        del namespace
+
     def reconsolidate(self, result: RetrievalResult, feedback: Feedback) -> OperationReport:
         """Apply feedback about ``result`` to the edges among its recalled nodes."""
         t0 = time.perf_counter()

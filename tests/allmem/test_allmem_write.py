@@ -153,8 +153,7 @@ def test_llm_descriptor_used_when_valid():
     json.dumps({"summary": "Ann has a dog.", "keywords": ["dog"]}),  # too few keywords
     json.dumps({"summary": "", "keywords": ["a", "b", "c"]}),  # empty summary
     json.dumps({"summary": "x", "keywords": ["a", "b", "c"], "extra": 1}),
-    LLMError("rate limited"),
-])
+])  # no answer at all (an outage) leaves the turn pending: tests/reliability/test_repair.py
 def test_llm_descriptor_fails_closed_to_the_offline_descriptor(reply):
     """Invalid or failed replies are never applied; the offline descriptor is used."""
     llm = ScriptedLLM(rules=[("search descriptor", reply)])
@@ -163,6 +162,15 @@ def test_llm_descriptor_fails_closed_to_the_offline_descriptor(reply):
     (unit,) = units(mem).values()
     assert "] Ann: We got a beagle puppy named Rex." in unit.description
     assert report.details["allmem"]["descriptor_fallbacks"] == 1
+
+
+def test_no_answer_from_the_model_leaves_the_turn_pending():
+    """A call that got no answer (not a bad one) builds nothing: the turn waits for a repair."""
+    llm = ScriptedLLM(rules=[("search descriptor", LLMError("rate limited"))])
+    mem = open_memory("allmem-llm", llm=llm)
+    turns = session(1, [("Ann", "We got a beagle puppy named Rex.")])
+    report = mem.add(turns, namespace="n")
+    assert report.pending == [o.id for o in turns] and units(mem) == {}
 
 
 def test_date_tag_is_stored_and_optionally_embedded():

@@ -27,7 +27,8 @@ def test_the_bundle_registers_demo_and_the_dataset_commands() -> None:
     runnable = {c.name: c.plugin for c in commands if c.run is not None}
     assert runnable == {"demo": "labile_bench", "bench locomo": "labile_bench",
                         "bench longmemeval": "labile_bench", "bench transfer": "labile_bench",
-                        "bench compare": "labile_bench", "bench graph": "labile_bench"}
+                        "bench compare": "labile_bench", "bench graph": "labile_bench",
+                        "bench crash": "labile_bench"}
     group = commands.get(("bench",))
     assert group is not None and group.run is None and group.help == "benchmarks"
 

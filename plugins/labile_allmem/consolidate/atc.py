@@ -132,6 +132,15 @@ class ATC:
                                                        self.describer)
 
     # -- the Consolidator protocol -------------------------------------------
+    def on_rollback(self, namespace: str) -> None:
+        """Nothing to undo: a pass writes only to the store, which rolled it back.
+
+        The diagnoser's caches (embeddings and terms of evidence, by unit id)
+        hold only units that existed before the pass, and evidence never
+        changes, so they stay true; a rerun of the pass sees the same values.
+        """
+        del namespace
+
     def after_add(self, namespace: str, report: AddReport) -> OperationReport | None:
         """Run a pass once the buffer spans ``every_n_sessions`` sessions."""
         n = self.config.every_n_sessions

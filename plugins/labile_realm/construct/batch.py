@@ -28,6 +28,8 @@ class WriteBatch:
         counts: Operation counts (reported in ``AddReport.details``).
         failures: Rejected LLM replies per operation.
         reembed: Ids of pending nodes whose description changed.
+        unbuilt: Observations whose units could not be extracted (no answer
+            from the model): pending, to be built again later.
     """
 
     nodes: dict[str, Node] = attrs.field(factory=dict)
@@ -35,6 +37,7 @@ class WriteBatch:
     counts: Counter[str] = attrs.field(factory=Counter)
     failures: Counter[str] = attrs.field(factory=Counter)
     reembed: set[str] = attrs.field(factory=set)
+    unbuilt: list[str] = attrs.field(factory=list)
 
     def existing_edges(
         self, store: Store, namespace: str, node_id: str, others: Sequence[str]

@@ -36,6 +36,7 @@ from labile.plugin import (
     Deps,
     Edge,
     LLMError,
+    LLMOutputError,
     Node,
     NodeFilter,
     Observation,
@@ -66,6 +67,7 @@ from labile_realm.construct.relations import (
     session_highlights,
     summary_links,
 )
+from labile_realm.construct.rollback import Snapshot
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import (
     UNIT_EXTRACTOR,
@@ -135,6 +137,7 @@ class RealmExtractor:
         self._last_event: dict[tuple[str, str], Node] = {}
         self._last_episode: dict[str, str] = {}
         self._degree: dict[str, dict[str, int]] = {}
+        self._before: dict[str, Snapshot] = {}
 
     # -- state ------------------------------------------------------------------
     def state(self, namespace: str, pending: Sequence[str] = ()) -> ConversationState:
@@ -163,11 +166,20 @@ class RealmExtractor:
                 state.remember(obs, (), None)
         return state
 
+    def on_rollback(self, namespace: str) -> None:
+        """The batch of the last `ingest` into ``namespace`` rolled back: restore the
+        state from before it (`labile.plugin.RollbackAware`)."""
+        self._before.pop(namespace, Snapshot()).restore(
+            namespace, self._states, self._last_event, self._last_episode, self._degree)
+
     # -- Algorithm 1 ------------------------------------------------------------------
     def ingest(
         self, namespace: str, observations: Sequence[Observation], report: AddReport
     ) -> None:
-        """Build nodes and edges for ``observations`` (see the module docstring)."""
+        """Build nodes and edges for ``observations`` (see the module docstring); a turn
+        whose extraction got no answer from the model goes to ``report.pending``."""
+        self._before[namespace] = Snapshot.take(
+            namespace, self._states, self._last_event, self._last_episode, self._degree)
         state = self.state(namespace, [o.id for o in observations])
         batch = WriteBatch()
         sessions: list[str] = []
@@ -203,6 +215,7 @@ class RealmExtractor:
             self.store.upsert_edges(namespace, edges)
         report.nodes_written += len(nodes)
         report.edges_written += len(edges)
+        report.pending += batch.unbuilt
         details = report.details.setdefault("realm", {})
         details.update({
             "units": len(units),
@@ -247,6 +260,8 @@ class RealmExtractor:
             return self.units.extract(obs, state)
         except LLMError as exc:
             batch.failures["extract"] += 1
+            if not isinstance(exc, LLMOutputError):  # no answer: worth trying again later
+                batch.unbuilt.append(obs.id)
             log.warning("realm_llm_rejected", operation="extract", observation=obs.id,
                         error=str(exc)[:300])
             return Extraction()
