@@ -47,7 +47,8 @@ def labile_register_predicates(register: Register) -> None:
 @hookimpl
 def labile_register_extractors(register: Register) -> None:
     """``realm.construct``: Algorithm 1 (offline or LLM units and decisions)."""
-    from labile_realm.construct.extractor import RealmConstructConfig, build
+    from labile_realm.construct.config import RealmConstructConfig
+    from labile_realm.construct.extractor import build
 
     register("realm.construct", build, config=RealmConstructConfig,
              summary="cognitive graph construction: units, neighbourhood, node and edge decisions")

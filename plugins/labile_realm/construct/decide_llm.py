@@ -36,7 +36,7 @@ from labile_realm.ids import IdMap
 from labile_realm.schema import SHORT_BY_KIND, layer_of, predicate_name
 
 if TYPE_CHECKING:
-    from labile_realm.construct.extractor import RealmConstructConfig
+    from labile_realm.construct.config import RealmConstructConfig
     from labile_realm.decisions import EdgeLookup
 
 

@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from labile_realm.construct.extractor import RealmConstructConfig
+    from labile_realm.construct.config import RealmConstructConfig
     from labile_realm.decisions import EdgeLookup
 
 @attrs.frozen(kw_only=True)

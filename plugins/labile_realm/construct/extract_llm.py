@@ -46,7 +46,7 @@ from labile_text.entities import is_filler
 from labile_text.sentences import split_sentences
 
 if TYPE_CHECKING:
-    from labile_realm.construct.extractor import RealmConstructConfig
+    from labile_realm.construct.config import RealmConstructConfig
 
 log = structlog.get_logger(__name__)
 

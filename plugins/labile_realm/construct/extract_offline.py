@@ -45,7 +45,7 @@ from labile_text.sentences import split_sentences
 from labile_text.timeparse import TimeMention, resolve_time_expressions
 
 if TYPE_CHECKING:
-    from labile_realm.construct.extractor import RealmConstructConfig
+    from labile_realm.construct.config import RealmConstructConfig
 
 _ONE_MICRO = timedelta(microseconds=1)
 _WS = re.compile(r"\s+")

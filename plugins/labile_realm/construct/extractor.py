@@ -28,11 +28,9 @@ from collections.abc import Iterator, Sequence
 import attrs
 import numpy as np
 import structlog
-from attrs.validators import ge, le
 
 from labile.plugin import (
     AddReport,
-    ComponentSpec,
     Deps,
     Edge,
     LLMError,
@@ -41,19 +39,17 @@ from labile.plugin import (
     NodeFilter,
     Observation,
     Store,
-    component_field,
 )
 from labile_realm.construct.batch import WriteBatch, with_previous_turn
+from labile_realm.construct.config import RealmConstructConfig
 from labile_realm.construct.decide_offline import (
     EdgeOp,
     NodeDecision,
-    OfflineDecisionConfig,
     structural_edges,
     supersession_slot,
 )
 from labile_realm.construct.extract_offline import (
     Extraction,
-    OfflineExtractionConfig,
     date_phrase,
     session_key,
     unit_id,
@@ -70,8 +66,6 @@ from labile_realm.construct.relations import (
 from labile_realm.construct.rollback import Snapshot
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import (
-    UNIT_EXTRACTOR,
-    WRITE_DECIDER,
     BatchUnitExtractor,
     UnitExtractor,
     WriteDecider,
@@ -80,40 +74,6 @@ from labile_realm.ids import stable_id
 from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
 
 log = structlog.get_logger(__name__)
-
-
-@attrs.frozen(kw_only=True)
-class RealmConstructConfig:
-    """Options of ``realm.construct``.
-
-    Attributes:
-        units: Who extracts candidate units: a ``realm.unit_extractor``
-            (``realm.unit_extractor.offline`` rules or ``realm.unit_extractor.llm``).
-        decisions: Who decides node operations and edges: a ``realm.write_decider``.
-        similar_k: Size of the similarity part of a unit's neighbourhood.
-        recent_k: Size of the recency part of a unit's neighbourhood.
-        structural_edges: Write the bookkeeping edges (episode ``comprises``
-            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``
-            of a fact slot, episode ``summarizes`` its highlighted turns).
-        episodes: Keep one episode node per session.
-        max_entity_sources: Cap on the observation ids an entity keeps.
-        summary_words: Word budget of the running conversation summary.
-        context_turns: Recent turns shown to the LLM extractor.
-        extraction: Options of the offline unit extractor.
-        thresholds: Thresholds of the offline write decider.
-    """
-
-    units: ComponentSpec = component_field(UNIT_EXTRACTOR, f"{UNIT_EXTRACTOR}.offline")
-    decisions: ComponentSpec = component_field(WRITE_DECIDER, f"{WRITE_DECIDER}.offline")
-    similar_k: int = attrs.field(default=6, validator=ge(0))
-    recent_k: int = attrs.field(default=6, validator=ge(0))
-    structural_edges: bool = True
-    episodes: bool = True
-    max_entity_sources: int = attrs.field(default=50, validator=ge(1))
-    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
-    context_turns: int = attrs.field(default=6, validator=ge(0))
-    extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
-    thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)
 
 
 class RealmExtractor:

@@ -1,0 +1,45 @@
+"""Options of ``realm.construct`` (`labile_realm.construct.extractor.RealmExtractor`)."""
+
+from __future__ import annotations
+
+import attrs
+from attrs.validators import ge, le
+
+from labile.plugin import ComponentSpec, component_field
+from labile_realm.construct.decide_offline import OfflineDecisionConfig
+from labile_realm.construct.extract_offline import OfflineExtractionConfig
+from labile_realm.decisions import UNIT_EXTRACTOR, WRITE_DECIDER
+
+
+@attrs.frozen(kw_only=True)
+class RealmConstructConfig:
+    """Options of ``realm.construct``.
+
+    Attributes:
+        units: Who extracts candidate units: a ``realm.unit_extractor``
+            (``realm.unit_extractor.offline`` rules or ``realm.unit_extractor.llm``).
+        decisions: Who decides node operations and edges: a ``realm.write_decider``.
+        similar_k: Size of the similarity part of a unit's neighbourhood.
+        recent_k: Size of the recency part of a unit's neighbourhood.
+        structural_edges: Write the bookkeeping edges (episode ``comprises``
+            event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``
+            of a fact slot, episode ``summarizes`` its highlighted turns).
+        episodes: Keep one episode node per session.
+        max_entity_sources: Cap on the observation ids an entity keeps.
+        summary_words: Word budget of the running conversation summary.
+        context_turns: Recent turns shown to the LLM extractor.
+        extraction: Options of the offline unit extractor.
+        thresholds: Thresholds of the offline write decider.
+    """
+
+    units: ComponentSpec = component_field(UNIT_EXTRACTOR, f"{UNIT_EXTRACTOR}.offline")
+    decisions: ComponentSpec = component_field(WRITE_DECIDER, f"{WRITE_DECIDER}.offline")
+    similar_k: int = attrs.field(default=6, validator=ge(0))
+    recent_k: int = attrs.field(default=6, validator=ge(0))
+    structural_edges: bool = True
+    episodes: bool = True
+    max_entity_sources: int = attrs.field(default=50, validator=ge(1))
+    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
+    context_turns: int = attrs.field(default=6, validator=ge(0))
+    extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
+    thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)
