@@ -298,7 +298,7 @@ def test_a_re_asked_turn_that_fails_loses_only_its_own_units() -> None:
     with _memory(llm) as memory:
         report = memory.add(_observations(), namespace="u")
         assert _sources_by_name(memory) == {"adopted Max": ("D1:1",), "marathon": ("D1:3",)}
-        assert report.details["realm"]["llm_failures"] == {}
+        assert report.details["realm"]["llm_failures"] == {"extract": 1}  # turn 3, in the report
         counts = _counts(memory)
         assert counts["batch_reply_cut_salvaged"] == 1 and counts["batch_turn_failed"] == 1
 

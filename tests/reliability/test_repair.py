@@ -20,6 +20,7 @@ from labile_llm import ScriptedLLM
 DESCRIPTOR = r"Write a search descriptor"
 DIAGNOSE = r"proposals"
 EXTRACT = r"Turn the NEW TURN below into memory units"
+EXTRACT_BATCH = r"Turn each of the NEW TURNS below into memory units"  # several turns, one call
 NODE = r"A new memory unit arrived"
 EDGE = r"Link a memory node to related nodes"
 
@@ -30,6 +31,10 @@ def _reply(value: Any) -> str:
 
 RULES = {
     "realm-llm": [
+        (EXTRACT_BATCH, _reply({"units": [{"turn": 1, "type": "event", "name": "a moment",
+                                           "description": "Someone shares a moment of their day",
+                                           "participants": ["Ana"], "time": "none"}],
+                                "summary": "Ana and Ben talk."})),
         (EXTRACT, _reply({"units": [{"type": "event", "name": "a moment",
                                      "description": "Someone shares a moment of their day",
                                      "participants": ["Ana"]}],

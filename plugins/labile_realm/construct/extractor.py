@@ -206,10 +206,16 @@ class RealmExtractor:
             if len(run) == 1:
                 yield run[0], self._extract(run[0], state, batch)
                 continue
+            lost = _turns_lost(self.units)
             try:
                 extractions = self.units.extract_batch(run, state)
+                # turns the batch extractor gave up on (unusable replies) are failures too
+                if gave_up := _turns_lost(self.units) - lost:
+                    batch.failures["extract"] += gave_up
             except LLMError as exc:
                 batch.failures["extract"] += len(run)
+                if not isinstance(exc, LLMOutputError):  # no answer: worth trying again later
+                    batch.unbuilt.extend(o.id for o in run)
                 log.warning("realm_llm_rejected", operation="extract_batch",
                             observations=[o.id for o in run], error=str(exc)[:300])
                 extractions = [Extraction() for _ in run]
@@ -484,6 +490,12 @@ class _EdgeView:
     def degrees(self, ids: Sequence[str]) -> dict[str, int]:
         """The running ``correlates`` degree tally (updated in place by the decider)."""
         return self.extractor._degrees(self.namespace, ids)
+
+
+def _turns_lost(units: object) -> int:
+    """Turns a batching unit extractor has lost so far (its ``batch_turn_failed`` count)."""
+    counts = getattr(units, "counts", None)
+    return int(counts.get("batch_turn_failed", 0)) if isinstance(counts, Counter) else 0
 
 
 def build(config: RealmConstructConfig, deps: Deps) -> RealmExtractor:
