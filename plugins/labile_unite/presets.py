@@ -6,6 +6,10 @@
   REALM's events (``unite.atc``).
 * ``labile-no-consolidation``: the same without consolidation (the surface is
   then every event, so seeding equals REALM's).
+* ``labile-eager``: the gate at θ = 0.5, so that consolidation acts on every
+  kind of proposal judged right at least half the time: what consolidation
+  does to retrieval when it acts (at θ = 0.9 offline it admits nothing yet;
+  docs/unite.md).
 """
 
 from __future__ import annotations
@@ -14,12 +18,24 @@ from typing import Any, Final
 
 from labile_realm.presets import realm
 
+#: θ of the ``labile-eager`` ablation.
+EAGER_THETA: Final = 0.5
+
 
 def labile() -> dict[str, Any]:
     """REALM's typed graph and reconsolidation with All-Mem's consolidation."""
     table = realm()
     table["retrieval"]["seed"][0]["type"] = "unite.visible_match"
     table["consolidate"] = [{"type": "unite.atc"}]
+    return table
+
+
+def labile_eager() -> dict[str, Any]:
+    """Ablation: ``labile`` whose consolidation gate admits every kind of
+    proposal judged right at least half the time (θ = 0.5 instead of 0.9)."""
+    table = labile()
+    table["consolidate"] = [{"type": "unite.atc", "split_threshold": EAGER_THETA,
+                             "merge_threshold": EAGER_THETA, "update_threshold": EAGER_THETA}]
     return table
 
 
@@ -36,4 +52,6 @@ PRESETS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
                "consolidation and visible-surface seeding, offline", labile()),
     "labile-no-consolidation": ("ablation: labile without consolidation",
                                 labile_no_consolidation()),
+    "labile-eager": ("ablation: labile whose consolidation gate is θ = 0.5, not 0.9",
+                     labile_eager()),
 }
