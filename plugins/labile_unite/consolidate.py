@@ -185,7 +185,7 @@ class UniteATC:
 
 def _queue(accepted: Sequence[Proposal], views: dict[str, Node]) -> list[Proposal]:
     """Accepted proposals on known events, one per target, Split → Merge → Update,
-    each operator's queue by confidence (then ids)."""
+    each operator's queue by confidence, then raw strength, then ids."""
     best: dict[tuple[str, tuple[str, ...]], Proposal] = {}
     for prop in accepted:
         if any(t not in views for t in prop.target):
@@ -198,4 +198,5 @@ def _queue(accepted: Sequence[Proposal], views: dict[str, Node]) -> list[Proposa
         key = (prop.op, target)
         if key not in best or prop.confidence > best[key].confidence:
             best[key] = attrs.evolve(prop, target=target)
-    return sorted(best.values(), key=lambda p: (OPS.index(p.op), -p.confidence, p.target))
+    return sorted(best.values(),
+                  key=lambda p: (OPS.index(p.op), -p.confidence, -(p.raw or 0.0), p.target))
