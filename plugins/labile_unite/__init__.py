@@ -11,6 +11,14 @@ from labile.plugin import Register, hookimpl
 
 
 @hookimpl
+def labile_register_node_kinds(register: Register) -> None:
+    """``unite.run``: a consolidation run's record (the events it diagnosed)."""
+    from labile_unite.evidence import RUN_KIND
+
+    register(RUN_KIND.name, RUN_KIND, summary=RUN_KIND.summary)
+
+
+@hookimpl
 def labile_register_seeders(register: Register) -> None:
     """``unite.visible_match``: REALM hybrid seeding without archived nodes."""
     from labile_realm.retrieve.seed import SeedConfig

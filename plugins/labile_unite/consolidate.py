@@ -12,7 +12,8 @@ One run over a namespace:
    applicability check (all targets exist, are visible and untouched in this
    run), through `labile_unite.execute.RealmExecutor`, which writes REALM
    events and REALM predicates only;
-4. the buffer is marked diagnosed.
+4. a run record (`labile_unite.evidence.record_run`) lists the events it
+   diagnosed and created, which leaves the buffer.
 
 `after_add` runs a pass once the buffer spans ``every_n_sessions`` sessions.
 """
@@ -41,9 +42,10 @@ from labile_unite.evidence import (
     EVIDENCE_KINDS,
     VISIBLE_EVIDENCE,
     buffered,
+    diagnosed_ids,
     evidence_view,
-    mark_consolidated,
     observation_order,
+    record_run,
 )
 from labile_unite.execute import RealmExecutor
 
@@ -94,7 +96,8 @@ class UniteATC:
         n = self.config.every_n_sessions
         if n <= 0 or not report.added:
             return None
-        todo = buffered(self._store.iter_nodes(namespace, VISIBLE_EVIDENCE))
+        todo = buffered(self._store.iter_nodes(namespace, VISIBLE_EVIDENCE),
+                        diagnosed_ids(self._store, namespace))
         if len({session_key(e) for e in todo}) < n:
             return None
         with self._store.batch(namespace):
@@ -107,7 +110,9 @@ class UniteATC:
         report = OperationReport(operator=OPERATOR, namespace=namespace)
         order = observation_order(store, namespace)
         visible = list(store.iter_nodes(namespace, VISIBLE_EVIDENCE))
-        todo = sorted((evidence_view(n, order) for n in buffered(visible)), key=unit_order)
+        todo = sorted((evidence_view(n, order)
+                       for n in buffered(visible, diagnosed_ids(store, namespace))),
+                      key=unit_order)
         report.counts["buffered"] = len(todo)
         report.counts["visible_before"] = len(visible)
         views = {n.id: evidence_view(n, order) for n in visible}
@@ -121,9 +126,10 @@ class UniteATC:
             report.counts[f"{op}.gated"] = sum(1 for p in accepted if p.op == op)
         executor = RealmExecutor(store, namespace, embedder=self._embedder, clock=self._clock)
         touched: set[str] = set()
+        created: set[str] = set()
         outcomes: Counter[str] = Counter()
         for prop in _queue(accepted, views):
-            status, reason = self._run(executor, namespace, prop, views, touched)
+            status, reason = self._run(executor, namespace, prop, views, touched, created)
             outcomes[f"{prop.op}.{status}"] += 1
             outcomes[status] += 1
             report.log.append({"op": prop.op, "target": list(prop.target), "status": status,
@@ -133,8 +139,9 @@ class UniteATC:
                 report.counts[f"{op}.{status}"] = outcomes[f"{op}.{status}"]
         for status in ("executed", "skipped", "noop"):
             report.counts[status] = outcomes[status]
-        mark_consolidated(store, namespace, [n.id for n in todo])
         report.counts["visible_after"] = store.count_nodes(namespace, VISIBLE_EVIDENCE)
+        record_run(store, namespace, [*(n.id for n in todo), *created], report.counts,
+                   self._clock())
         report.ms = (time.perf_counter() - start) * 1000
         log.info("unite_consolidated", namespace=namespace, executed=report.counts["executed"],
                  visible=report.counts["visible_after"])
@@ -154,7 +161,7 @@ class UniteATC:
         return hoods
 
     def _run(self, executor: RealmExecutor, namespace: str, prop: Proposal,
-             views: dict[str, Node], touched: set[str]) -> tuple[str, str]:
+             views: dict[str, Node], touched: set[str], created: set[str]) -> tuple[str, str]:
         nodes = self._store.get_nodes(namespace, list(prop.target))
         if len(nodes) != len(prop.target):
             return "skipped", "stale: a target no longer exists"
@@ -168,14 +175,16 @@ class UniteATC:
             seg = split_candidates([view], self._embedder, self.config.offline).get(event.id)
             if seg is None or len(seg.spans) < 2:
                 return "noop", "fewer than two segments"
-            created = executor.split(event, seg.segments(view.content))
-            touched.update((event.id, *created))
+            parts = executor.split(event, seg.segments(view.content))
+            touched.update((event.id, *parts))
+            created.update(parts)
             return "executed", ""
         if prop.op == "merge":
             if not 2 <= len(nodes) <= self.config.max_merge:
                 return "skipped", f"merge needs 2..{self.config.max_merge} events"
             merged = executor.merge(nodes)
             touched.update((*prop.target, merged))
+            created.add(merged)
             return "executed", ""
         current, old = nodes
         executor.update(current, old)

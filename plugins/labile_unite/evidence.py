@@ -11,10 +11,11 @@ whose ``time_start`` is the moment it was said (``said_at``) and whose
 ``seq`` is its position in the namespace's observation log; ids, text and
 embedding are the node's own, so proposals name real REALM nodes.
 
-The consolidation buffer is every visible event without the
-``consolidated`` attr: REALM writes events without it, and a diagnosis run
-sets it (`mark_consolidated`). An event that REALM rewrites loses the flag
-and is simply diagnosed again.
+The consolidation buffer is every visible event that no run has diagnosed
+yet. Which events a run diagnosed is kept in that run's record, a
+``unite.run`` node (invisible, no embedding, no text, the ids in its
+attrs), never by rewriting REALM's nodes just to flag them. Events created
+by a run (split parts, merged events) are recorded as diagnosed by it.
 """
 
 from __future__ import annotations
@@ -26,24 +27,32 @@ from typing import Final
 
 import attrs
 
-from labile.plugin import Node, NodeFilter, Store
+from labile.plugin import Node, NodeFilter, NodeKind, Store
 from labile_realm.schema import EVENT
 
 __all__ = [
-    "CONSOLIDATED",
     "EVIDENCE_KINDS",
+    "RUN",
+    "RUN_FILTER",
+    "RUN_KIND",
     "VISIBLE_EVIDENCE",
     "buffered",
+    "diagnosed_ids",
     "evidence_view",
-    "mark_consolidated",
     "observation_order",
+    "record_run",
     "said_at",
 ]
 
 #: Node kinds the united consolidator treats as evidence units.
 EVIDENCE_KINDS: Final = frozenset({EVENT})
-#: The attr a diagnosed event carries.
-CONSOLIDATED: Final = "consolidated"
+#: The node kind of a consolidation run's record.
+RUN: Final = "unite.run"
+RUN_KIND: Final = NodeKind(name=RUN, fields=("seq", "diagnosed", "counts"),
+                           summary="one united consolidation run: the events it diagnosed")
+RUN_FILTER: Final = NodeFilter(kinds=frozenset({RUN}))
+#: The attr an event made by consolidation carries (``split`` / ``merge``).
+ORIGIN: Final = "origin"
 VISIBLE_EVIDENCE: Final = NodeFilter(kinds=EVIDENCE_KINDS, visible=True)
 _PHOTO: Final = re.compile(r"\s*\[photo: (.*)\]\s*$", re.DOTALL)
 
@@ -80,14 +89,25 @@ def evidence_view(node: Node, order: Mapping[str, int]) -> Node:
                         attrs={**node.attrs, "seq": seq, "caption": caption})
 
 
-def buffered(nodes: Iterable[Node]) -> list[Node]:
-    """The visible evidence nodes not yet diagnosed."""
-    return [n for n in nodes if n.kind in EVIDENCE_KINDS and n.visible
-            and not n.attrs.get(CONSOLIDATED)]
+def diagnosed_ids(store: Store, namespace: str) -> set[str]:
+    """The ids every earlier run diagnosed or created (from the run records)."""
+    out: set[str] = set()
+    for record in store.iter_nodes(namespace, RUN_FILTER):
+        out.update(str(i) for i in record.attrs.get("diagnosed", ()))
+    return out
 
 
-def mark_consolidated(store: Store, namespace: str, ids: Iterable[str]) -> None:
-    """Set the ``consolidated`` flag on the (current versions of the) nodes ``ids``."""
-    fresh = store.get_nodes(namespace, sorted(set(ids)))
-    store.upsert_nodes(namespace, [attrs.evolve(n, attrs={**n.attrs, CONSOLIDATED: True})
-                                   for n in fresh if not n.attrs.get(CONSOLIDATED)])
+def buffered(nodes: Iterable[Node], done: set[str]) -> list[Node]:
+    """The visible evidence nodes among ``nodes`` that are not in ``done``."""
+    return [n for n in nodes if n.kind in EVIDENCE_KINDS and n.visible and n.id not in done]
+
+
+def record_run(store: Store, namespace: str, ids: Iterable[str], counts: Mapping[str, int],
+               now: datetime) -> None:
+    """Append a run record holding the ids this run diagnosed or created, and its counts."""
+    seq = 1 + store.count_nodes(namespace, RUN_FILTER)
+    store.upsert_nodes(namespace, [Node(
+        id=f"{RUN}:{seq:06d}", kind=RUN, content="",
+        visible=False, created_at=now, updated_at=now, time_start=now,
+        attrs={"seq": seq, "diagnosed": sorted(set(ids)), "counts": dict(counts)},
+    )])

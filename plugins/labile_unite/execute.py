@@ -35,7 +35,7 @@ import numpy as np
 from labile.plugin import Edge, Embedder, Node, Origin, Store, edge_id
 from labile_realm.schema import COMPRISES, EPISODE, PRECEDES, SUMMARIZES, SUPERSEDES
 from labile_text.keywords import keyphrases
-from labile_unite.evidence import CONSOLIDATED, said_at
+from labile_unite.evidence import ORIGIN, said_at
 
 __all__ = ["RealmExecutor", "merged_id", "part_id"]
 
@@ -77,8 +77,8 @@ class RealmExecutor:
                 event, id=part_id(event.id, i + 1), content=seg, description=desc,
                 keywords=tuple(keyphrases(seg, k=5)), embedding=vectors[i], visible=True,
                 created_at=now, updated_at=now,
-                attrs={**event.attrs, "description": desc, CONSOLIDATED: True,
-                       "origin": "split", "derived_from": [event.id], "segment": i + 1},
+                attrs={**event.attrs, "description": desc, ORIGIN: "split",
+                       "derived_from": [event.id], "segment": i + 1},
             )
             for i, (seg, desc) in enumerate(zip(segments, descriptions, strict=True))
         ]
@@ -104,8 +104,7 @@ class RealmExecutor:
             time_start=min(starts) if starts else None,
             time_end=max(e for e in ends if e is not None) if ends else None,
             sources=sources, visible=True, created_at=now, updated_at=now,
-            attrs={**latest.attrs, CONSOLIDATED: True, "origin": "merge",
-                   "derived_from": [m.id for m in ordered]},
+            attrs={**latest.attrs, ORIGIN: "merge", "derived_from": [m.id for m in ordered]},
         )
         self._store.upsert_nodes(self._ns, [merged])
         edges = [self._edge(merged.id, SUMMARIZES, m.id, now) for m in ordered]
