@@ -49,6 +49,7 @@ BUNDLED: Final[dict[str, str]] = {
     "llamacpp": "labile_llamacpp",
     "io": "labile_io",
     "mcp": "labile_mcp",
+    "unite": "labile_unite",
 }
 ESSENTIALS: Final = "labile._essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"

@@ -49,6 +49,8 @@ class AuditedOp:
         segments: For an executed Split, the ``(start, end)`` of each sibling
             in the source's evidence.
         run: The consolidation run (1-based).
+        kind: The offline rule's kind (``near-duplicate``, ``plan realised`` …),
+            on proposals; empty on outcomes and from a model.
     """
 
     op: str
@@ -60,6 +62,7 @@ class AuditedOp:
     reason: str = ""
     segments: tuple[tuple[int, int], ...] = ()
     run: int = 0
+    kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -68,7 +71,7 @@ class AuditedOp:
                 "confidence": round(self.confidence, 4),
                 "raw": None if self.raw is None else round(self.raw, 4),
                 "reason": self.reason, "segments": [list(s) for s in self.segments],
-                "run": self.run}
+                "run": self.run, "kind": self.kind}
 
 
 @attrs.frozen(kw_only=True)
@@ -214,7 +217,7 @@ def _collect(store: Store, ns: str, n_turns: int, runs: list[list[Proposal]],
                 op=p.op, target=target, turns=_turns_of(store, ns, target),
                 status=fate.status if fate is not None else "proposed",
                 confidence=p.confidence, raw=p.raw, reason=p.reason,
-                segments=fate.segments if fate is not None else (), run=run))
+                segments=fate.segments if fate is not None else (), run=run, kind=p.kind))
     visible_after = records[-1]["visible_units"] if records else n_turns
     return ATCAudit(conversation=ns, turns=n_turns, visible_before=n_turns,
                     visible_after=int(visible_after), counts=dict(counts),
@@ -244,7 +247,8 @@ def format_audit(audit: ATCAudit, *, show: str = "executed",
              else list(audit.proposals) if show == "proposals" else [])
     for item in items:
         raw = "" if item.raw is None else f" raw {item.raw:.3f}"
-        lines.append(f"- {item.op} {item.status} p {item.confidence:.3f}{raw} "
+        kind = f" [{item.kind}]" if item.kind else ""
+        lines.append(f"- {item.op}{kind} {item.status} p {item.confidence:.3f}{raw} "
                      f"{' / '.join(','.join(t) for t in item.turns)}  ({item.reason})")
         if turns is None:
             continue

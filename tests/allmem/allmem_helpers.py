@@ -28,6 +28,11 @@ def open_memory(
     """A pipeline from ``preset`` on the memory store and the hashing embedder.
 
     Automatic consolidation is off unless ``atc`` sets ``every_n_sessions``.
+    The gate is open (θ = 0 for every operator) unless ``atc`` sets it: these
+    tests check what diagnosis proposes and what execution does on synthetic
+    text; what passes θ = 0.9 on real conversations is the judged test's
+    concern (``test_allmem_judged_atc.py``), since the confidences are the
+    judged precision of each kind of rule.
     The date tag is not embedded by default here: the hashing embedder is purely
     lexical, so the tag's many tokens would dominate the short test sentences
     (with MiniLM, the default, it does not; see docs/allmem.md).
@@ -40,6 +45,7 @@ def open_memory(
         extractor[key] = {**offline, **value} if key == "offline" else value
     consolidator: dict[str, Any] = {
         "type": "allmem.atc", "every_n_sessions": 0, "descriptor_offline": offline,
+        "split_threshold": 0.0, "merge_threshold": 0.0, "update_threshold": 0.0,
         **(_llm_atc() if preset == "allmem-llm" else {}), **(atc or {}),
     }
     config: dict[str, Any] = {

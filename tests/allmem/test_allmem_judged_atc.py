@@ -1,14 +1,20 @@
-"""Precision of offline ATC on hand-judged LoCoMo operations.
+"""Precision of offline ATC on hand-judged LoCoMo proposals, and its calibration.
 
-``judged/atc.jsonl`` holds, for operations offline ATC executed on dev
-conversations, only ids and a verdict: the conversation, the operator, the
-unit ids of its target, the source turn ids, for a Split the character spans
-of its segments in the source turn, the verdict (``correct`` / ``wrong``)
-and a one-line reason in the judge's own words. The text stays in the
-LoCoMo file; the slow test reads it from ``../shared`` at run time, reruns ATC
-exactly as ``labile bench atc`` does and reports the precision of what it
-executes now. An executed operation that was never judged, or a Split whose
-segments moved, counts as unjudged (coverage is reported and must stay high).
+``judged/atc.jsonl`` holds, for offline proposals on dev conversations, only
+ids and a verdict: the conversation, the operator, the unit ids of its
+target, the source turn ids, for a Split the character spans of its
+segments in the source turn, the raw strength and the *kind* of rule that
+made it under the current rules (empty when the current rules no longer
+propose it), the verdict (``correct`` / ``wrong``) and a one-line reason in
+the judge's own words. The text stays in the LoCoMo file.
+
+* The calibration (`labile_allmem.consolidate.calibration.JUDGED`) must be
+  the recount of this file, and an estimate made without one conversation
+  must hold on that conversation (the held-out check).
+* The slow test reads LoCoMo from ``../shared`` at run time, reruns ATC
+  exactly as ``labile bench atc`` does and reports the precision of what it
+  executes now. An executed operation that was never judged, or a Split
+  whose segments moved, counts as unjudged (coverage must stay high).
 """
 
 from __future__ import annotations
@@ -21,13 +27,16 @@ from typing import Any
 import pytest
 
 from labile_allmem.audit import AuditedOp, audit_conversation, judge_key
+from labile_allmem.consolidate.calibration import JUDGED as JUDGED_COUNTS
+from labile_allmem.consolidate.calibration import calibrated, count_judged
 from labile_allmem.presets import preset_table
 from labile_bench.locomo import default_locomo_path, load_locomo
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGED = Path(__file__).with_name("judged") / "atc.jsonl"
 VERDICTS = {"correct", "wrong"}
-FIELDS = {"conversation", "op", "target", "turns", "segments", "raw", "verdict", "reason"}
+FIELDS = {"conversation", "op", "target", "turns", "segments", "raw", "kind", "verdict", "reason"}
+THETA = 0.9
 
 
 def judged_rows() -> list[dict[str, Any]]:
@@ -57,6 +66,37 @@ def test_judged_file_holds_ids_and_verdicts_only():
     assert len(keys) == len(set(keys)), "an operation is judged twice"
 
 
+def test_calibration_is_the_recount_of_the_judged_file() -> None:
+    """`JUDGED` holds exactly the per-kind counts of the judged file."""
+    assert count_judged(judged_rows()) == JUDGED_COUNTS
+
+
+def held_out() -> dict[str, Any]:
+    """Leave one conversation out: count the others, gate the held-out one's
+    judged proposals at θ, and tally what passes (pooled over the folds)."""
+    rows = [r for r in judged_rows() if r["kind"]]
+    admitted, correct = Counter[str](), Counter[str]()
+    for conv in sorted({r["conversation"] for r in rows}):
+        counts = count_judged(r for r in rows if r["conversation"] != conv)
+        for row in rows:
+            if row["conversation"] == conv and calibrated(row["op"], row["kind"], counts) >= THETA:
+                admitted[row["op"]] += 1
+                correct[row["op"]] += row["verdict"] == "correct"
+    return {"admitted": dict(admitted), "correct": dict(correct)}
+
+
+def test_calibration_holds_on_held_out_conversations() -> None:
+    """Whatever the judgements of the other conversations admit at θ = 0.9 is
+    right on the held-out one at least 80 % of the time (pooled over folds).
+    Today no kind has the eight all-correct judgements θ = 0.9 needs, so
+    nothing is admitted (docs/allmem.md); the check holds the line for when
+    one does."""
+    report = held_out()
+    print(json.dumps(report))  # the figures, with -s
+    admitted = sum(report["admitted"].values())
+    assert sum(report["correct"].values()) >= 0.8 * admitted
+
+
 def precision(executed: list[AuditedOp], judged: dict[str, str]) -> dict[str, Any]:
     """Per operator: executed, judged, correct, precision; plus overall coverage."""
     out: dict[str, Any] = {}
@@ -77,9 +117,9 @@ def precision(executed: list[AuditedOp], judged: dict[str, str]) -> dict[str, An
 @pytest.mark.slow
 @pytest.mark.parametrize("conversation", ["conv-26"])
 def test_atc_precision_on_judged_operations(conversation: str) -> None:
-    """Offline ATC on the full conversation executes operations that were judged
-    (at least 90 % of them) with a judged precision of at least 0.8, overall and
-    per operator wherever five or more were judged. How many it executes is a
+    """What offline ATC executes on the full conversation was judged (at least
+    90 % of it), with a judged precision of at least 0.8, overall and per
+    operator wherever five or more were judged. How many it executes is a
     benchmark figure (``labile bench atc``), reported in docs/allmem.md."""
     path = default_locomo_path(ROOT)
     if not path.exists():
@@ -93,7 +133,6 @@ def test_atc_precision_on_judged_operations(conversation: str) -> None:
               for r in judged_rows() if r["conversation"] == conversation}
     report = precision(audit.executed(), judged)
     print(json.dumps({"conversation": conversation, **report}))  # the figures, with -s
-    assert report["all"]["executed"] >= 1
     assert report["all"]["judged"] >= 0.9 * report["all"]["executed"]
     assert report["all"]["precision"] >= 0.8
     for op in ("split", "merge", "update"):

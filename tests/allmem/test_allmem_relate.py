@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labile.plugin import Node
-from labile_allmem.consolidate.calibration import CALIBRATION, calibrated
+from labile_allmem.consolidate.calibration import calibrated
 from labile_allmem.consolidate.relate import profile, restatement, revision
 
 T0 = datetime(2024, 3, 4, 10, 0, tzinfo=UTC)
@@ -95,9 +95,20 @@ def test_revision_never_within_one_session(a: str, b: str, cos: float) -> None:
     assert revision(profile(unit(a)), profile(unit(b)), cos) is None
 
 
-@given(st.sampled_from(sorted(CALIBRATION)), st.floats(min_value=0.0, max_value=1.0),
-       st.floats(min_value=0.0, max_value=1.0))
-def test_calibration_is_a_monotone_probability(op: str, x: float, y: float) -> None:
-    """Property: calibrated confidences lie in [0, 1] and never decrease with strength."""
-    lo, hi = sorted((x, y))
-    assert 0.0 <= calibrated(op, lo) <= calibrated(op, hi) <= 1.0
+@given(st.integers(min_value=0, max_value=50), st.integers(min_value=0, max_value=50))
+def test_calibration_is_the_posterior_mean_of_a_kinds_precision(correct: int, wrong: int) -> None:
+    """Property: a kind's confidence lies strictly between 0 and 1, rises with one
+    more correct judgement, falls with one more wrong one, and reaches 0.9 only
+    after at least eight judgements."""
+    key = ("merge", "k")
+    p = calibrated("merge", "k", {key: (correct, correct + wrong)})
+    assert 0.0 < p < 1.0
+    assert calibrated("merge", "k", {key: (correct + 1, correct + wrong + 1)}) > p
+    assert calibrated("merge", "k", {key: (correct, correct + wrong + 1)}) < p
+    if p >= 0.9:
+        assert correct + wrong >= 8
+
+
+def test_an_unjudged_kind_is_a_coin_toss() -> None:
+    """A kind nobody judged gets 0.5, far below θ = 0.9."""
+    assert calibrated("update", "never judged", {}) == 0.5

@@ -21,10 +21,11 @@ neighbourhoods into proposals ``(op, target, confidence)``:
     a fact of its own (`labile_allmem.consolidate.segment`).
 
   A topic term is *specific* unless it occurs in more than ``generic_share``
-  of the units the diagnoser has seen. Each rule yields a raw strength; the
-  proposal's confidence is that strength through the fitted calibration
-  (`labile_allmem.consolidate.calibration`), so θ = 0.9 asks for an estimated
-  nine in ten right (estimated on a small judged sample; docs/allmem.md).
+  of the units the diagnoser has seen. Each rule names the kind of evidence
+  it found and a raw strength (which orders proposals of one kind); the
+  proposal's confidence is the judged precision of its kind
+  (`labile_allmem.consolidate.calibration`), so θ = 0.9 asks for a kind
+  that hand judgements found right nine times in ten (docs/allmem.md).
 
 * `LLMDiagnoser`: one JSON call per neighbourhood, run in a thread pool
   (``workers``); a call that fails or returns invalid JSON contributes no
@@ -76,6 +77,9 @@ if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig
 
 log = structlog.get_logger(__name__)
+
+#: The kind of a Merge whose every pair is near-identical.
+NEAR_DUPLICATE = "near-duplicate"
 
 __all__ = [
     "LLMDiagnoser",
@@ -227,9 +231,10 @@ class OfflineDiagnoser:
             seg = splits.get(hood.anchor.id)
             if seg is not None and len(seg.spans) >= 2:
                 raw = seg.confidence
+                kind = "marked topic change" if seg.marked else "topic segments"
                 out.append(Proposal(op="split", target=(hood.anchor.id,),
-                                    confidence=round(calibrated("split", raw), 6),
-                                    reason=f"{len(seg.spans)} topic segments",
+                                    confidence=round(calibrated("split", kind), 6),
+                                    reason=f"{len(seg.spans)} {kind}", kind=kind,
                                     anchor=hood.anchor.id, raw=round(raw, 6)))
             merge = self._merge(hood)
             if merge is not None:
@@ -258,19 +263,20 @@ class OfflineDiagnoser:
             return None  # the same kind of thing on different dates: two events
         return math.sqrt(max(0.0, cos) * min(1.0, jac / 0.75))
 
-    def _pair_duplicate(self, a: Node, b: Node) -> tuple[float, str] | None:
-        """Merge strength of a pair (near-duplicate or restatement), or ``None``."""
+    def _pair_duplicate(self, a: Node, b: Node) -> tuple[float, str, str] | None:
+        """Merge strength, reason and kind of a pair (``near-duplicate`` or
+        ``restatement``), or ``None``."""
         cfg = self.config
         if cfg.same_speaker and a.attrs.get("speaker") != b.attrs.get("speaker"):
             return None
         near = self._near_duplicate(a, b)
         if near is not None:
-            return near, "near-duplicates"
+            return near, "near-duplicates", NEAR_DUPLICATE
         cos = self._cos(a, b)
         if cos < cfg.restate_cosine:
             return None
         found = restatement(self._p(a), self._p(b), cos, self._generic)
-        return (found.strength, found.why) if found is not None else None
+        return (found.strength, found.why, found.kind) if found is not None else None
 
     def _merge(self, hood: Neighbourhood) -> Proposal | None:
         anchor = hood.anchor
@@ -278,22 +284,26 @@ class OfflineDiagnoser:
         for other in hood.units[1:]:
             pair = self._pair_duplicate(anchor, other)
             if pair is not None:
-                scored.append((pair[0], pair[1], other))
+                scored.append((pair[0], pair[1], pair[2], other))
         if not scored:
             return None
-        scored.sort(key=lambda item: (-item[0], item[2].id))
+        scored.sort(key=lambda item: (-item[0], item[3].id))
         members = [anchor]
         raw = 1.0
         why = scored[0][1]
-        for p, _, other in scored:
+        kinds: set[str] = set()
+        for p, _, kind, other in scored:
             pairs = [self._pair_duplicate(m, other) for m in members[1:]]
             if any(q is None for q in pairs):
                 continue  # coherence: every pair of the set must be duplicates
             raw = min(raw, p, *(q[0] for q in pairs if q is not None))
+            kinds.update((kind, *(q[2] for q in pairs if q is not None)))
             members.append(other)
+        # A set is as weak as its weakest pair: near-duplicates only if every pair is one.
+        kind = NEAR_DUPLICATE if kinds == {NEAR_DUPLICATE} else "restatement"
         return Proposal(
             op="merge", target=tuple(m.id for m in members),
-            confidence=round(calibrated("merge", raw), 6),
+            confidence=round(calibrated("merge", kind), 6), kind=kind,
             reason=f"{len(members)} units; {why}", anchor=anchor.id, raw=round(raw, 6),
         )
 
@@ -316,8 +326,8 @@ class OfflineDiagnoser:
             found = revision(self._p(newer), self._p(older), cos, self._generic)
             if found is not None:
                 out.append(Proposal(op="update", target=(newer.id, older.id),
-                                    confidence=round(calibrated("update", found.strength), 6),
-                                    reason=found.why, anchor=anchor.id,
+                                    confidence=round(calibrated("update", found.kind), 6),
+                                    reason=found.why, anchor=anchor.id, kind=found.kind,
                                     raw=round(found.strength, 6)))
         return out
 

@@ -77,7 +77,8 @@ def normalize(
     for prop in best.values():
         queues[prop.op].append(prop)
     for queue in queues.values():
-        queue.sort(key=lambda p: (-p.confidence, p.target))
+        # Offline confidences are per kind of rule; the raw strength orders within one.
+        queue.sort(key=lambda p: (-p.confidence, -(p.raw or 0.0), p.target))
     return queues, dropped
 
 
@@ -112,4 +113,4 @@ def _canonical(prop: Proposal, nodes: Mapping[str, Node]) -> tuple[Proposal | No
         target = (ids[0], ids[1])
     conf = min(1.0, max(0.0, float(prop.confidence)))
     return Proposal(op=prop.op, target=target, confidence=conf, reason=prop.reason,
-                    anchor=prop.anchor, raw=prop.raw), ""
+                    anchor=prop.anchor, raw=prop.raw, kind=prop.kind), ""

@@ -28,6 +28,9 @@ class Proposal:
         anchor: The buffered unit whose neighbourhood produced the proposal.
         raw: The offline rules' uncalibrated strength behind ``confidence``
             (``None`` for proposals from a model).
+        kind: The offline rule that made it (``near-duplicate``,
+            ``restatement``, ``plan realised`` …; empty from a model): the
+            confidence is the judged precision of that kind.
     """
 
     op: str
@@ -36,6 +39,7 @@ class Proposal:
     reason: str = ""
     anchor: str = ""
     raw: float | None = None
+    kind: str = ""
 
 
 @attrs.frozen(kw_only=True)

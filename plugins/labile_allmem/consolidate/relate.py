@@ -143,6 +143,7 @@ class PairSignals:
 
     strength: float
     why: str
+    kind: str = ""
 
 
 def restatement(a: UnitProfile, b: UnitProfile, cos: float,
@@ -180,7 +181,7 @@ def restatement(a: UnitProfile, b: UnitProfile, cos: float,
         return None
     strength = (0.5 * max(0.0, cos) + 0.3 * min(1.0, overlap / 0.5)
                 + 0.2 * min(1.0, shared_topic / 3))
-    return PairSignals(strength=strength,
+    return PairSignals(strength=strength, kind="restatement",
                        why=f"restatement: cos {cos:.2f}, overlap {overlap:.2f}, "
                            f"{shared_topic} shared topic terms")
 
@@ -196,8 +197,9 @@ def revision(newer: UnitProfile, older: UnitProfile, cos: float,
     of these changes must show:
 
     * **plan realised**: the older sentence is a plan, the newer one reports
-      something done on the same subject (not a habit) ("I'm going to a conference this month" →
-      "I went to a conference two days ago");
+      something done on the same subject (not a habit, not negated: "I won't
+      quit" is a resolve, not a report) ("I'm going to a conference this
+      month" → "I went to a conference two days ago");
     * **moved date**: both are plans on the same subject dated on disjoint days;
     * **stated change**: the newer statement has a strong change-of-state cue
       the older unit lacks ("no longer", "switched to", "moved to" …);
@@ -211,7 +213,7 @@ def revision(newer: UnitProfile, older: UnitProfile, cos: float,
         return None
     if newer.filler or older.filler or newer.session == older.session:
         return None
-    best: tuple[float, str] | None = None
+    best: tuple[float, str, str] | None = None
     new_cues = [c for c in newer.cues if c not in older.cues and c not in WEAK_CUES]
     for sn in newer.facts:
         for so in older.facts:
@@ -219,20 +221,22 @@ def revision(newer: UnitProfile, older: UnitProfile, cos: float,
             if not shared & (newer.heads | older.heads):
                 continue  # they must share what a key phrase is about, not a modifier
             subject = min(1.0, len(shared) / 2)
-            if so.stance == "plan" and sn.stance == "report":
+            if so.stance == "plan" and sn.stance == "report" and not negated(sn.text):
+                # "I won't quit" reports nothing done: a negated report is a resolve.
                 kind, base = "plan realised", 0.55
             elif so.stance == "plan" and sn.stance == "plan" and disjoint_times(sn.times, so.times):
                 kind, base = "moved date", 0.6
             elif new_cues and set(change_cues(sn.text)) & set(new_cues):
-                kind, base = "stated change (" + ", ".join(new_cues) + ")", 0.5
+                kind, base = "stated change", 0.5
             elif newer.numbers and older.numbers and newer.numbers != older.numbers:
                 kind, base = "new value", 0.35
             else:
                 continue
             strength = base + 0.25 * max(0.0, cos) + 0.2 * subject
             if best is None or strength > best[0]:
-                best = (strength, f"{kind}: shared {', '.join(sorted(shared)[:3])}, "
-                                  f"cos {cos:.2f}")
+                cues = f" ({', '.join(new_cues)})" if kind == "stated change" else ""
+                best = (strength, f"{kind}{cues}: shared {', '.join(sorted(shared)[:3])}, "
+                                  f"cos {cos:.2f}", kind)
     if best is None:
         return None
-    return PairSignals(strength=min(1.0, best[0]), why=best[1])
+    return PairSignals(strength=min(1.0, best[0]), why=best[1], kind=best[2])

@@ -56,11 +56,14 @@ class Segmentation:
         spans: ``(start, end)`` of each segment in the text, in order.
         max_similarity: The highest similarity between adjacent segments (1.0 if one segment).
         sentences: How many sentences the text has.
+        marked: Every boundary opens with an explicit change of topic
+            ("On another note", "Speaking of which" …).
     """
 
     spans: tuple[tuple[int, int], ...]
     max_similarity: float
     sentences: int
+    marked: bool = False
 
     def segments(self, text: str) -> tuple[str, ...]:
         """The segment texts (exact substrings of ``text``)."""
@@ -68,10 +71,13 @@ class Segmentation:
 
     @property
     def confidence(self) -> float:
-        """How sure the text is conflated: 1 - max adjacent similarity (0 if one segment)."""
+        """How sure the text is conflated (0 if one segment): 1 - max adjacent
+        similarity, raised to at least `MARKED_STRENGTH` when every boundary is
+        an explicit change of topic (the speaker says the subject changes)."""
         if len(self.spans) < 2:
             return 0.0
-        return float(min(1.0, max(0.0, 1.0 - self.max_similarity)))
+        raw = float(min(1.0, max(0.0, 1.0 - self.max_similarity)))
+        return max(raw, MARKED_STRENGTH) if self.marked else raw
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -104,10 +110,16 @@ def segment(
         return Segmentation(spans=tuple(spans), max_similarity=1.0, sentences=n)
     sents = [text[s:e] for s, e in spans]
     blocks: list[list[int]] = [[0]]
+    shifts: set[int] = set()
     for i in range(1, n):
+        # An explicit change of topic ("On another note, …", "Speaking of
+        # which, …") starts a block whatever else the sentence says.
+        if _SHIFT.match(sents[i]) is not None:
+            blocks.append([i])
+            shifts.add(i)
         # After an announcement ("By the way, I had a setback.", "I had a bad
         # experience on a hike."), the next sentence tells what it was about.
-        if _continues(sents[i]) or _announces(sents[i - 1]):
+        elif _continues(sents[i]) or _announces(sents[i - 1]):
             blocks[-1].append(i)
         else:
             blocks.append([i])
@@ -163,20 +175,24 @@ def segment(
                             sentences=n)
     max_sim = max(sim(blocks[j], blocks[j + 1]) for j in range(len(blocks) - 1))
     out = tuple((spans[b[0]][0], spans[b[-1]][1]) for b in blocks)
-    return Segmentation(spans=out, max_similarity=max_sim, sentences=n)
+    marked = all(b[0] in shifts for b in blocks[1:])
+    return Segmentation(spans=out, max_similarity=max_sim, sentences=n, marked=marked)
 
 
 def _continues(sentence: str) -> bool:
     """Whether a sentence is tied to the previous one.
 
-    It opens with a continuation word, or refers back within its first four
-    words ("I missed it but …", "We love it"): a pronoun that points at what
-    was just said.
+    It opens with a continuation word, refers back within its first four
+    words ("I missed it but …", "We love it"), adds to what was said ("I
+    even bought a copy", "… is important too"), or ends on what was just
+    said ("… made so much money from it"): each points at the sentence
+    before it.
     """
     toks = words(sentence)
     if not toks:
         return False
-    return toks[0] in _CONTINUATIONS or any(t in _BACK_REFERENCES for t in toks[1:4])
+    return (toks[0] in _CONTINUATIONS or any(t in _BACK_REFERENCES for t in toks[1:4])
+            or any(t in _ADDITIVES for t in toks) or _OBJECT_BACK.search(sentence) is not None)
 
 
 def _announces(sentence: str) -> bool:
@@ -190,8 +206,8 @@ def _announces(sentence: str) -> bool:
 
 
 _SHIFT: Final = re.compile(
-    r"\s*(?:by\s+the\s+way|btw|anyway|oh,?\s+and|speaking\s+of|on\s+another\s+note|"
-    r"guess\s+what)\b", re.IGNORECASE,
+    r"\s*(?:by\s+the\s+way|btw|anyway|oh,?\s+and|speaking\s+of|on\s+(?:an)?other\s+note|"
+    r"on\s+a\s+different\s+note|in\s+other\s+news|guess\s+what)\b", re.IGNORECASE,
 )
 _ANNOUNCEMENT: Final = re.compile(
     r"\b(?:a|an|some)\s+(?:[\w'-]+\s+){0,3}?(?:experience|setback|news|story|incident|"
@@ -200,3 +216,13 @@ _ANNOUNCEMENT: Final = re.compile(
 
 # Pronouns that point back at what was said before.
 _BACK_REFERENCES: Final = wordset("it that this them those these there")
+# Adverbs that add to what was just said.
+_ADDITIVES: Final = wordset("too also even either")
+# A pronoun object after a preposition or a verb at the end of the sentence.
+_OBJECT_BACK: Final = re.compile(
+    r"\b(?:from|of|about|with|for|on|in|at|to|try|do|did|love|like)\s+(?:it|them|that|this)"
+    r"(?:\s+(?:out|up|too|again))?\s*[.!?]*\s*$", re.IGNORECASE,
+)
+
+#: Raw strength of a segmentation whose every boundary is an explicit topic change.
+MARKED_STRENGTH: Final = 0.9
