@@ -29,6 +29,7 @@ def zscores(values: Sequence[float]) -> list[float]:
     """``(v - mean) / std`` of each value; all 0 when the values do not vary (or are none)."""
     arr = np.asarray(values, dtype=np.float64)
     std = float(arr.std()) if arr.size else 0.0
-    if std <= 1e-12:
+    # relative: equal large values leave a rounding-sized std, which must not scale to ±1
+    if std <= 1e-9 * max(1.0, float(np.abs(arr).max()) if arr.size else 0.0):
         return [0.0] * int(arr.size)
     return [float(z) for z in (arr - arr.mean()) / std]

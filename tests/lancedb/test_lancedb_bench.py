@@ -58,7 +58,7 @@ def test_in_ram_mode_measures_the_in_memory_candidates_without_lancedb(tmp_path:
     assert result["skipped"] == ["ivf_rq"]
     assert rows["exact (float scan)"]["recall_at_10"] == 1.0
     part = rows["partitioned (cells + 1-bit + re-rank)"]
-    assert 0.5 <= part["recall_at_10"] <= 1.0 and part["build_s"] > 0 and part["mem_mb"] > 0
+    assert 0.5 <= part["recall_at_10"] <= 1.0 and part["build_s"] >= 0 and part["mem_mb"] > 0
     assert result["refresh"] == {"added": 40, "add_s": result["refresh"]["add_s"],
                                  "found_at_once": "20/20", "codes_rebuilt": False,
                                  "partitions_rebuilt": False}
