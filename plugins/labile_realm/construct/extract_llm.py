@@ -221,6 +221,7 @@ class LLMUnitExtractor:
             if len(part) > 1 or not _halving_helps(exc):
                 raise
             self.counts["batch_turn_failed"] += 1
+            out[part[0][0]] = Extraction(failed=True)
             log.warning("realm_batch_turn_failed", observation=part[0][1].id,
                         error=str(exc)[:200])
 

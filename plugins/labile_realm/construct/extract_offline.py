@@ -84,11 +84,14 @@ class Extraction:
         units: The proposed units, the event (if any) first.
         questions: The questions the turn asks (context for the next reply).
         terms: Keyphrases of the turn (they feed the session episode).
+        failed: The extractor gave up on this turn (its reply stayed unusable), so it
+            yields nothing; the host counts it as a failed extraction.
     """
 
     units: list[Unit] = attrs.field(factory=list)
     questions: tuple[str, ...] = ()
     terms: list[str] = attrs.field(factory=list)
+    failed: bool = False
 
 
 def date_phrase(moment: datetime) -> str:

@@ -206,11 +206,10 @@ class RealmExtractor:
             if len(run) == 1:
                 yield run[0], self._extract(run[0], state, batch)
                 continue
-            lost = _turns_lost(self.units)
             try:
                 extractions = self.units.extract_batch(run, state)
                 # turns the batch extractor gave up on (unusable replies) are failures too
-                if gave_up := _turns_lost(self.units) - lost:
+                if gave_up := sum(e.failed for e in extractions):
                     batch.failures["extract"] += gave_up
             except LLMError as exc:
                 batch.failures["extract"] += len(run)
@@ -490,12 +489,6 @@ class _EdgeView:
     def degrees(self, ids: Sequence[str]) -> dict[str, int]:
         """The running ``correlates`` degree tally (updated in place by the decider)."""
         return self.extractor._degrees(self.namespace, ids)
-
-
-def _turns_lost(units: object) -> int:
-    """Turns a batching unit extractor has lost so far (its ``batch_turn_failed`` count)."""
-    counts = getattr(units, "counts", None)
-    return int(counts.get("batch_turn_failed", 0)) if isinstance(counts, Counter) else 0
 
 
 def build(config: RealmConstructConfig, deps: Deps) -> RealmExtractor:
