@@ -19,6 +19,7 @@ from labile.plugin import Edge, Node, NodeFilter, Observation
 from labile_lancedb._partitions import Partitions
 from labile_lancedb._quantized import BinaryCodes
 from labile_lancedb._rows import to_us
+from labile_lancedb._training import CellTraining
 
 if TYPE_CHECKING:
     import igraph
@@ -87,6 +88,7 @@ class NodeTable:
         self._matrix: NDArray[np.float32] | None = None
         self._codes: BinaryCodes | None = None
         self._partitions: Partitions | None = None
+        self._training: CellTraining | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -147,6 +149,8 @@ class NodeTable:
             self.t_end[i] = to_us(node.time_end or node.time_start)
         self.has_emb[i] = node.embedding is not None
         self.embedded_count += int(node.embedding is not None)
+        if self._training is not None:  # re-placed when the trained cells are laid out
+            self._training.dirty.append(i)
         if self._matrix is None and self._codes is None:
             return
         unit = _unit(node.embedding, self.dim)
@@ -260,15 +264,57 @@ class NodeTable:
         """
         codes = self.codes()
         if self._partitions is None or self._partitions.codes is not codes:
+            training = self._training
+            if training is not None and training.codes is codes:
+                training.wait()  # one started in the background: use it, not a second one
+                if self._install(training):
+                    return self._partitions  # type: ignore[return-value]
             n = len(self.ids)
             self._partitions = Partitions.train(codes, n, self.has_emb[:n], self.unit_rows_at,
                                                 self.unit_rows)
             self._partitions.grow(self._cap)
         return self._partitions
 
+    def partitions_if_ready(self) -> Partitions | None:
+        """The partitions if they are current, else ``None`` while they train in the background.
+
+        The first call for the current codes starts a `CellTraining` and
+        returns ``None``; the first call after it has finished lays the cells
+        out (a sort, no training) and returns them. A failed training is
+        logged and started again at the next call. Callers fall back to the
+        quantized scan meanwhile.
+        """
+        codes = self.codes()
+        if self._partitions is not None and self._partitions.codes is codes:
+            return self._partitions
+        training = self._training
+        if training is not None and training.codes is codes:
+            if not training.done.is_set():
+                return None
+            if self._install(training):
+                return self._partitions
+        self._training = CellTraining(codes, self.records, self.has_emb, self.dim).start()
+        return None
+
+    def _install(self, training: CellTraining) -> bool:
+        """Lay out a finished training's cells as the partitions; ``False`` if it failed."""
+        self._training = None
+        if training.error is not None:
+            return False
+        dirty = dict.fromkeys(training.dirty)  # each slot once, in write order
+        units = {i: _unit(self.records[i].embedding, self.dim) for i in dirty}
+        self._partitions = training.partitions(self._cap, units)
+        return True
+
+    @property
+    def partitions_training(self) -> CellTraining | None:
+        """The background training in flight, if any (tests and benchmarks wait on it)."""
+        return self._training
+
     def drop_partitions(self) -> None:
         """Free the partitions (a benchmark measuring their build; searches rebuild them)."""
         self._partitions = None
+        self._training = None
 
     def nbytes(self) -> int:
         """Approximate bytes of the numpy parts (columns and matrix)."""

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from labile_lancedb._quantized import WIDEN, BinaryCodes, smallest
 
-__all__ = ["KMEANS_ITERATIONS", "TRAIN_PER_CELL", "Partitions", "cell_count"]
+__all__ = ["KMEANS_ITERATIONS", "TRAIN_PER_CELL", "Partitions", "cell_count", "train_cells"]
 
 #: Spherical k-means rounds when the centroids are trained (later rounds move little).
 KMEANS_ITERATIONS: Final = 6
@@ -106,18 +106,7 @@ class Partitions:
         sample); ``unit_rows(start, stop)`` those of a range (zero rows where
         there is no embedding), read in chunks for the assignment pass.
         """
-        embedded_slots = np.flatnonzero(embedded[:n])
-        count = cells if cells is not None else cell_count(len(embedded_slots))
-        count = max(1, min(count, len(embedded_slots)))
-        rng = np.random.default_rng(_SEED)
-        take = min(len(embedded_slots), TRAIN_PER_CELL * count)
-        sample = rows_at(np.sort(rng.choice(embedded_slots, take, replace=False)))
-        centroids = _kmeans(sample, count, rng) if len(sample) else np.zeros(
-            (1, codes.dim), np.float32)
-        cell_of = np.full(max(n, 1), -1, np.int32)
-        for start in range(0, n, _ASSIGN_CHUNK):
-            stop = min(start + _ASSIGN_CHUNK, n)
-            cell_of[start:stop] = _nearest_cell(unit_rows(start, stop), centroids)
+        centroids, cell_of = train_cells(codes.dim, n, embedded, rows_at, unit_rows, cells)
         return cls(codes, centroids, cell_of, n)
 
     def _layout(self) -> None:
@@ -306,6 +295,31 @@ class Partitions:
         keep = probed[cell] if candidates is None else probed[cell] & candidates[tail]
         out: NDArray[np.intp] = tail[keep]
         return out
+
+
+def train_cells(dim: int, n: int, embedded: NDArray[np.bool_],
+                rows_at: Callable[[NDArray[np.intp]], NDArray[np.float32]],
+                unit_rows: Callable[[int, int], NDArray[np.float32]],
+                cells: int | None = None) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
+    """The costly part of `Partitions.train`: centroids and every slot's cell, no layout.
+
+    It reads vectors only through ``rows_at`` / ``unit_rows`` and touches no
+    shared state, so a background thread can run it while writes go on (the
+    owner re-places the slots written meanwhile when it builds the
+    `Partitions`). Returns ``(centroids, cell_of)``.
+    """
+    embedded_slots = np.flatnonzero(embedded[:n])
+    count = cells if cells is not None else cell_count(len(embedded_slots))
+    count = max(1, min(count, len(embedded_slots)))
+    rng = np.random.default_rng(_SEED)
+    take = min(len(embedded_slots), TRAIN_PER_CELL * count)
+    sample = rows_at(np.sort(rng.choice(embedded_slots, take, replace=False)))
+    centroids = _kmeans(sample, count, rng) if len(sample) else np.zeros((1, dim), np.float32)
+    cell_of = np.full(max(n, 1), -1, np.int32)
+    for start in range(0, n, _ASSIGN_CHUNK):
+        stop = min(start + _ASSIGN_CHUNK, n)
+        cell_of[start:stop] = _nearest_cell(unit_rows(start, stop), centroids)
+    return centroids, cell_of
 
 
 def _hamming(columns: NDArray[np.uint64], index: NDArray[np.intp],

@@ -18,6 +18,9 @@ a search never pays for other namespaces' data:
   the cells (`labile_lancedb._partitions`) whose centroids are nearest the
   query, a share `probe_count` of them; ``auto`` uses it in namespaces of more
   than ``partition_threshold`` nodes, where even the code scan is too long.
+  ``auto`` never waits for the cells to be trained: the first search past the
+  threshold starts their training in a background thread
+  (`labile_lancedb._training`) and the quantized scan answers until it is done.
 * **ann**: LanceDB's IVF_RQ index, only when asked for (``mode="ann"``): at
   30k and 100k vectors it costs several times the quantized scan's CPU time
   (``labile bench scale``; see ``docs/store.md``).
@@ -107,10 +110,14 @@ def vector_search(tables: LanceTables, namespace: str, table: NodeTable, q: NDAr
     if mode == "auto":  # an approximate path serves this namespace: free the float matrix
         table.drop_matrix()
     if path == "partitioned":
-        probes = probe_count(table.partitions().cells, config.partition_probe_share,
-                             n_cand, table.embedded_count)
-        return partitioned_search(table, q, k, cand, rerank_count(k, 0, config.quantized_rerank),
-                                  probes)
+        # ``auto`` does not wait for the cells: they train in the background, and the
+        # quantized scan (exact scores, more CPU) answers until they are ready.
+        parts = table.partitions() if mode == "partitioned" else table.partitions_if_ready()
+        if parts is not None:
+            probes = probe_count(parts.cells, config.partition_probe_share, n_cand,
+                                 table.embedded_count)
+            return partitioned_search(table, q, k, cand,
+                                      rerank_count(k, 0, config.quantized_rerank), probes)
     return quantized_search(table, q, k, table.has_emb[:n].copy() if cand is None else cand,
                             rerank_count(k, n, config.quantized_rerank))
 

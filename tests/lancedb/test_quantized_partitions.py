@@ -228,6 +228,9 @@ def test_store_partitioned_search_matches_exact_with_exact_scores(tmp_path: Path
     with s.batch("u"):
         s.upsert_nodes("u", [node(f"n{i}", embedding=v, kind="even" if i % 2 else "odd",
                                   visible=i % 7 != 0) for i, v in enumerate(vecs)])
+    s.vector_search("u", vecs[0], 1)  # the first search past the threshold starts the training
+    training = s._spaces.nodes("u").partitions_training
+    assert training is not None and training.wait(60)
     calls: list[int] = []
     real = _search.partitioned_search
 
