@@ -119,6 +119,9 @@ class Memory:
         self._closed = False
         # One writer at a time: the existence check and the batch must not interleave.
         self._write_lock = threading.RLock()
+        #: Other processes' commits the components have been rebuilt for (see
+        #: `labile.plugin.SharedStore`); `None` for a store only this process writes.
+        self.external_commits_seen: int | None = getattr(self.store, "external_commits", None)
 
     # -- construction -------------------------------------------------------
     @classmethod

@@ -345,6 +345,25 @@ class RollbackAware(Protocol):
         ...
 
 
+@runtime_checkable
+class SharedStore(Protocol):
+    """Optional: a store that other processes may write at the same time.
+
+    ``external_commits`` counts the times this store object has seen another
+    process's commit (and reloaded its own view of the data). The memory reads
+    it at the start of every write batch, with the store's write lock held:
+    when it has moved, components may hold in-memory state about data written
+    by someone else (the last event of a session, a running summary, a
+    buffer), so the memory rebuilds them from the store, as reopening would,
+    before the batch's work. A store only this process writes need not have it.
+    """
+
+    @property
+    def external_commits(self) -> int:
+        """How many commits of other processes this store object has taken in."""
+        ...
+
+
 @attrs.frozen(kw_only=True)
 class CoreDeps:
     """What embedder and LLM factories get: the pipeline's shared services.

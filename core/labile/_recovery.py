@@ -79,9 +79,33 @@ def rolling_back(memory: Memory, namespace: str, participants: Sequence[Any]) ->
 
 @contextmanager
 def batch_of(memory: Memory, namespace: str, participants: Sequence[Any]) -> Iterator[None]:
-    """``memory.store.batch(namespace)`` that rolls ``participants`` back with the store."""
+    """``memory.store.batch(namespace)`` that rolls ``participants`` back with the store.
+
+    Once the batch holds the store's write lock, the memory first catches up
+    with other processes' commits (`catch_up`): callers read the components
+    they run from ``memory`` inside the block, not before it.
+    """
     with rolling_back(memory, namespace, participants), memory.store.batch(namespace):
+        catch_up(memory)
         yield
+
+
+def catch_up(memory: Memory) -> None:
+    """Rebuild the components if the store took in another process's commit since the
+    memory last looked (`labile.plugin.SharedStore`); call with the write lock held.
+
+    Components keep in-memory state about what they wrote (the last event of a
+    session, the previous unit, a consolidation buffer); data another process
+    wrote is not in it, so the next write would build on a stale picture. A
+    rebuild reads that state back from the store, as reopening would.
+    """
+    seen = getattr(memory.store, "external_commits", None)
+    if seen is None or seen == memory.external_commits_seen:
+        return
+    log.info("components_rebuilt_after_external_commit", commits=seen,
+             before=memory.external_commits_seen)
+    memory.reload_components()
+    memory.external_commits_seen = seen
 
 
 class _Unbuilt(Exception):
@@ -99,7 +123,7 @@ def build(memory: Memory, namespace: str, observations: Sequence[Observation],
     pass is rolled back and reported in ``details["consolidation_failed"]``
     (the add stays acknowledged: it is stored and built).
     """
-    store, extractor = memory.store, memory.extractor
+    store = memory.store
     ids = [o.id for o in observations]
     participants: list[Any] = []
     try:
@@ -119,6 +143,7 @@ def build(memory: Memory, namespace: str, observations: Sequence[Observation],
                 if not observations:
                     return
                 store.add_observations(namespace, observations)
+            extractor = memory.extractor  # read after `catch_up`, which may rebuild it
             participants.append(extractor)
             extractor.ingest(namespace, observations, report)
             if report.pending:

@@ -88,6 +88,7 @@ from labile._protocols import (
     RollbackAware,
     Scored,
     Seeder,
+    SharedStore,
     Store,
     StoreDeps,
 )
@@ -103,8 +104,8 @@ __all__ = [
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
     "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
-    "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "Store", "StoreDeps",
-    "StoreError",
+    "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
+    "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
     "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "structure_options",
     "utcnow", "zscores",

@@ -74,6 +74,8 @@ class Engine:
         self._seq = 1  # the next record's seq; the stored counter is read on open
         self._foreign_intent = False  # the last meta read showed another writer's intent
         self._reading = threading.local()  # depth of `reading` blocks, per thread
+        #: Reloads for other processes' commits (`labile.plugin.SharedStore`).
+        self.external_commits = 0
         self._finalizer: weakref.finalize[Any, Any] | None = None
         opts, env = config.storage_options, config.storage_options_env
         directory: Path | None = None
@@ -204,6 +206,7 @@ class Engine:
         tables = self.tables
         tables.checkout_latest()
         self.spaces.clear()
+        self.external_commits += 1
         tables.forget_counts()
         meta = tables.meta_read()
         if recover and meta.get("intent"):
@@ -238,8 +241,7 @@ class Engine:
             try:
                 with self.lock:
                     self.sync_external(force=True)
-                    if self.tables.pin_reads:
-                        self.tables.checkout_latest()
+                    self.tables.checkout_latest()  # a writer writes on the newest versions
                 txn = self.txn = Txn(owner=threading.get_ident(), depth=1)
                 try:
                     yield
@@ -250,7 +252,7 @@ class Engine:
                 self.txn = None
                 self._commit(txn)
             finally:
-                if self.tables.pin_reads and self.tables.handles:
+                if self.tables.handles:  # readers read the last commit's versions
                     with self.lock:
                         self.tables.repin()
                 self._flock.release()

@@ -91,9 +91,6 @@ class LanceTables:
     Attributes:
         path: The store directory, or the object-store URI.
         location: Where the store lives (`labile_lancedb._location.StoreLocation`).
-        pin_reads: Whether reads use the table versions named by the last commit
-            marker in ``meta`` (on an object store: see `pin_to`), rather than
-            each table's newest version.
         dim: Length of the vectors in ``nodes.embedding``.
         config: The store's options.
         schemas: Arrow schema of each table.
@@ -106,7 +103,6 @@ class LanceTables:
     def __init__(self, location: StoreLocation, dim: int, config: LanceStoreConfig) -> None:
         self.location = location
         self.path: Path | str = location.directory or location.uri
-        self.pin_reads = location.is_object_store
         self.dim = dim
         self.config = config
         self.schemas: dict[str, pa.Schema] = _rows.schemas(dim)
@@ -310,17 +306,16 @@ class LanceTables:
             self.handles[name].checkout_latest()
 
     def pin_to(self, meta: dict[str, str]) -> None:
-        """With `pin_reads`, read each data table at the version ``meta`` names.
+        """Read each data table at the version ``meta`` names.
 
-        On an object store another process's batch becomes visible table by table
-        while it commits, so a reader must not follow each table's newest
-        version. It reads the versions of the last complete commit instead:
-        those an open intent recorded (the state before the batch in progress)
-        or, without one, those the last commit recorded (``committed``). Both
-        are kept by the writer until a later commit replaces them.
+        Another process's batch reaches the tables table by table while it is
+        written (and early, when a search inside it writes its buffer out), so
+        a reader must not follow each table's newest version. It reads the
+        versions of the last complete commit instead: those an open intent
+        recorded (the state before the batch in progress) or, without one,
+        those the last commit recorded (``committed``). Both are kept by the
+        writer until a later commit replaces them.
         """
-        if not self.pin_reads:
-            return
         self._marker = {k: meta[k] for k in ("intent", "committed") if meta.get(k)}
         raw = meta.get("intent") or meta.get("committed")
         if not raw:
@@ -332,23 +327,21 @@ class LanceTables:
                 tbl.checkout(version)
 
     def repin(self) -> None:
-        """With `pin_reads`, go back to the versions last pinned (after a batch that
-        wrote nothing, whose start moved the tables to their newest versions)."""
+        """Go back to the versions last pinned (after a batch that wrote nothing, whose
+        start moved the tables to their newest versions)."""
         self.pin_to(self._marker)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """Around maintenance that commits table versions (caller holds the write lock):
-        with `pin_reads`, write at the newest versions and mark the result committed."""
-        if self.pin_reads:
-            self.checkout_latest()
+        write at the newest versions and mark the result committed."""
+        self.checkout_latest()
         yield
-        if self.pin_reads:
-            self.mark_committed()
+        self.mark_committed()
 
     def mark_committed(self) -> dict[str, str]:
         """Record the current data versions as ``committed`` (caller holds the write
-        lock) and, with `pin_reads`, read at them from now on; returns the entry."""
+        lock) and read at them from now on; returns the entry."""
         entry = {"committed": json.dumps(self.data_versions())}
         self.meta_put(entry)
         self.pin_to(entry)

@@ -101,6 +101,12 @@ class LanceStore:
         self._lance = self._engine.tables
         self._spaces = self._engine.spaces
 
+    @property
+    def external_commits(self) -> int:
+        """Commits of other processes this store has reloaded for (`labile.plugin.SharedStore`):
+        the memory rebuilds its components when this moves."""
+        return self._engine.external_commits
+
     # Private views for white-box tests (the crash tests among them).
     @property
     def _tables(self) -> dict[str, Any]:

@@ -138,3 +138,27 @@ def test_reader_threads_run_beside_a_writing_batch(store: LanceStore) -> None:
             t.join(timeout=30)
     assert not errors, errors
     assert store.count_nodes("u") == 8 and store.count_edges("u") == 7
+
+
+def test_a_local_reader_never_sees_a_batch_before_its_commit(tmp_path: Path) -> None:
+    """A batch written out to the tables early (a full-text search inside it flushes the
+    buffer) stays invisible to another connection until the batch commits: a local reader,
+    like one on an object store, reads the table versions the last commit marker names."""
+    writer = open_store(tmp_path / "m")
+    with writer.batch("u"):
+        writer.add_observations("u", [obs("o0")])
+        writer.upsert_nodes("u", [node("n0", content="espresso before")])
+    reader = open_store(tmp_path / "m")
+    assert [o.id for o in reader.iter_observations("u")] == ["o0"]
+    with writer.batch("u"):
+        writer.add_observations("u", [obs("o1")])
+        writer.upsert_nodes("u", [node("n1", content="espresso during")])
+        assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
+        assert writer._meta_read()["intent"]  # the rows are in LanceDB, under an intent
+        assert [o.id for o in reader.iter_observations("u")] == ["o0"]
+        assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
+        assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]
+    assert [o.id for o in reader.iter_observations("u")] == ["o0", "o1"]
+    assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
+    writer.close()
+    reader.close()

@@ -63,6 +63,7 @@ from labile_realm.construct.relations import (
     session_highlights,
     summary_links,
 )
+from labile_realm.construct.resume import last_events, last_session
 from labile_realm.construct.rollback import Snapshot
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import (
@@ -124,7 +125,17 @@ class RealmExtractor:
             recent = [o for o in self.store.iter_observations(namespace) if o.id not in skip]
             for obs in recent[-12:]:
                 state.remember(obs, (), None)
+            self._resume(namespace, recent)
         return state
+
+    def _resume(self, namespace: str, log: Sequence[Observation]) -> None:
+        """Read back the chain ends this process did not write (`construct.resume`)."""
+        events = self.store.iter_nodes(namespace, NodeFilter(kinds={EVENT}))
+        for key, node in last_events(events).items():
+            self._last_event.setdefault((namespace, key), node)
+        latest = last_session(log)
+        if latest is not None and self.config.episodes:
+            self._last_episode.setdefault(namespace, stable_id("ep", latest))
 
     def on_rollback(self, namespace: str) -> None:
         """The batch of the last `ingest` into ``namespace`` rolled back: restore the
