@@ -58,13 +58,14 @@ def test_a_negated_report_does_not_realise_a_plan() -> None:
     newer = profile(unit("Sadly I won't go to the pottery workshop after all, I went "
                          "skiing instead.", session=2, days=9))
     found = revision(newer, older, cos=0.7)
-    assert found is None or found.kind != "plan realised"
+    assert found is None or found.kind not in {"plan realised", "dated plan realised"}
 
 
 def test_rules_name_their_kind() -> None:
-    """A plan followed by its report is the 'plan realised' kind."""
+    """A plan followed by its report, dated inside the plan's week, is the 'dated
+    plan realised' kind."""
     older = profile(unit(PLAN))
     newer = profile(unit("Guess what, I went to the pottery workshop last Saturday and made "
-                         "two bowls.", session=2, days=9))
+                         "two bowls.", session=2, days=14))
     found = revision(newer, older, cos=0.7)
-    assert found is not None and found.kind == "plan realised"
+    assert found is not None and found.kind == "dated plan realised"

@@ -9,7 +9,9 @@ neighbourhoods into proposals ``(op, target, confidence)``:
 
   - **Merge**: units of one speaker that say the same thing: near-duplicates
     (descriptor cosine >= ``merge_cosine``, term Jaccard >= ``merge_overlap``,
-    small talk included) or restatements of one fact (evidence cosine >=
+    small talk included), turns that perform one ritual and nothing else (two
+    greetings, two farewells: `labile_allmem.consolidate.relate.phatic_act`,
+    evidence cosine >= ``ritual_cosine``) or restatements of one fact (evidence cosine >=
     ``restate_cosine``, statements sharing their terms and a specific topic
     term, same numbers, polarity and stance, not dated on disjoint days). The
     set is grown greedily and stays *coherent*: every pair in it must pass.
