@@ -42,6 +42,21 @@ def test_a_sentence_that_adds_to_the_previous_one_stays_with_it() -> None:
         assert len(_segment(text)) == 1, text
 
 
+def test_a_teaser_stays_with_the_news_it_announces() -> None:
+    """'So much has happened', 'last week was wild', 'since we last talked' say
+    that news follows: the next sentence joins them, so a greeting with a
+    teaser is not split from the news."""
+    for text in (
+        "Good to see you again. So much has happened in the last month at work. "
+        "Last week I scored forty points in the regional basketball final.",
+        "Last week was wild for our whole family. "
+        "My brother adopted two turtles from the pet store downtown.",
+        "It has been ages since we last talked about anything. "
+        "I passed the final nursing exam at the city college yesterday.",
+    ):
+        assert len(_segment(text)) == 1, text
+
+
 def test_unrelated_statements_still_split_without_a_marker() -> None:
     """Two unrelated statements with nothing tying them are two segments (unmarked)."""
     text = ("I finally finished the quarterly report for my manager at work. "
