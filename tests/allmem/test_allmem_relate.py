@@ -61,11 +61,13 @@ def test_a_report_dated_outside_the_plans_window_is_another_occasion():
     ("Hey Mel! I got the job at the bakery last week.", ""),  # it tells something
     ("Hi! Bye!", ""),  # both at once
     ("Wow, that's great!", ""),  # small talk, but no ritual
+    ("Hey Jo! How have you been? Hope your knee is better.", ""),  # the listener's affairs
+    ("Hey Jo! What's new in your life?", "greeting"),  # asked, not told
 ])
 def test_phatic_act_names_a_turn_that_only_greets_or_takes_leave(text: str, act: str) -> None:
     """Only turns that do nothing but greet, or nothing but take leave, get an act."""
     assert profile(unit(text)).act == act
-    assert phatic_act(text, ("statement",)) == ""
+    assert phatic_act(text, ((text, "statement"),)) == ""
 
 
 def test_revision_needs_another_session_the_same_speaker_and_a_shared_subject():

@@ -133,7 +133,7 @@ def profile(node: Node) -> UnitProfile:
         asks_only=not any(s.role != "question" and s.terms for s in sentences),
         times=tuple(t for s in sentences for t in s.times),
         sentences=tuple(sentences),
-        act=phatic_act(text, tuple(s.role for s in sentences)),
+        act=phatic_act(text, tuple((s.text, s.role) for s in sentences)),
     )
 
 
@@ -146,23 +146,32 @@ _FAREWELL: Final = re.compile(
     r"talk\s+(?:to\s+you\s+)?(?:soon|later)|"
     r"catch\s+(?:you|ya)\s+later|good\s*night|until\s+next\s+time|ttyl)\b", re.IGNORECASE)
 
+# The listener's own affairs: a wish or thanks about something of theirs.
+_LISTENERS_AFFAIRS: Final = re.compile(r"\b(?:your|yours|congrat\w*)\b", re.IGNORECASE)
 
-def phatic_act(text: str, roles: tuple[str, ...]) -> str:
+
+def phatic_act(text: str, sentences: tuple[tuple[str, str], ...]) -> str:
     """The conversational ritual a turn performs, if that is all it does.
 
     ``"greeting"`` (it opens with "Hey", "Hi", "Hello" …) or ``"farewell"``
     ("Bye", "Take care", "See you" …) when no sentence of it is a statement
     (`labile_text.statements.sentence_role`: every sentence is small talk, a
-    reaction or a question) and it performs exactly one of the two; ``""``
-    otherwise. Two turns of one speaker performing the same ritual say the
-    same thing: a turn that also tells something ("Hi! I got the job.") is
-    not a ritual, and neither is one that greets and takes leave at once.
+    reaction or a question), none speaks of the listener's affairs outside a
+    question ("Hope your injury is better", "Your support means a lot",
+    "Congrats on …" refer to something said elsewhere), and it performs
+    exactly one of the two; ``""`` otherwise. Two turns of one speaker
+    performing the same ritual say the same thing: a turn that also tells
+    something ("Hi! I got the job.") is not a ritual, and neither is one
+    that greets and takes leave at once.
 
     Args:
         text: The turn.
-        roles: The role of each of its sentences.
+        sentences: Each of its sentences with its role.
     """
-    if not roles or any(r == "statement" for r in roles):
+    if not sentences or any(role == "statement" for _, role in sentences):
+        return ""
+    if any(role != "question" and _LISTENERS_AFFAIRS.search(sent) is not None
+           for sent, role in sentences):
         return ""
     greets, leaves = _GREETING.match(text) is not None, _FAREWELL.search(text) is not None
     if greets == leaves:
