@@ -31,14 +31,14 @@ from typing import Any, Final
 __all__ = ["JUDGED", "calibrated", "count_judged"]
 
 #: (op, kind) -> (correct, judged): the judged offline proposals of each kind
-#: (``tests/allmem/judged/atc.jsonl``: 174 judgements on the seven dev conversations).
+#: (``tests/allmem/judged/atc.jsonl``: 175 judgements on the seven dev conversations).
 JUDGED: Final[dict[tuple[str, str], tuple[int, int]]] = {
     ("merge", "near-duplicate"): (5, 5),
     ("merge", "repeated ritual"): (54, 54),
     ("merge", "restatement"): (24, 50),
     ("split", "marked topic change"): (3, 4),
     ("split", "topic segments"): (5, 23),
-    ("update", "dated plan realised"): (2, 2),
+    ("update", "dated plan realised"): (3, 3),
     ("update", "new value"): (0, 5),
     ("update", "plan realised"): (2, 10),
     ("update", "stated change"): (0, 2),
