@@ -31,10 +31,10 @@ from typing import Any, Final
 __all__ = ["JUDGED", "calibrated", "count_judged"]
 
 #: (op, kind) -> (correct, judged): the judged offline proposals of each kind
-#: (``tests/allmem/judged/atc.jsonl``: 175 judgements on the seven dev conversations).
+#: (``tests/allmem/judged/atc.jsonl``: 176 judgements on the seven dev conversations).
 JUDGED: Final[dict[tuple[str, str], tuple[int, int]]] = {
     ("merge", "near-duplicate"): (5, 5),
-    ("merge", "repeated ritual"): (54, 54),
+    ("merge", "repeated ritual"): (55, 55),
     ("merge", "restatement"): (24, 50),
     ("split", "marked topic change"): (3, 4),
     ("split", "topic segments"): (5, 23),
