@@ -426,3 +426,24 @@ def test_llm_plan_with_malformed_json_is_skipped_without_retry():
     assert report.counts["update.skipped"] == 1
     assert sum(1 for c in llm.calls if c.operation == "allmem.plan_update") == 2
     assert nodes(mem)[unit_id("s1:0")].visible
+
+
+def test_repeated_greetings_merge_at_the_calibrated_gate():
+    """Two turns of one speaker that only greet are merged at θ = 0.9 (the judged
+    precision of the kind is above it); a farewell, another speaker's greeting
+    and a greeting that also tells something stay apart."""
+    mem = open_memory(atc={"split_threshold": 0.9, "merge_threshold": 0.9,
+                           "update_threshold": 0.9})
+    mem.add(session(1, [("Ann", "Hey Bob! Long time no see! How have you been?"),
+                        ("Bob", "Hey Ann! Long time no see! How have you been?"),
+                        ("Ann", "Bye Bob! Take care!")]), namespace="n")
+    mem.add(session(2, [("Ann", "Hi Bob! Long time no see! How are you?"),
+                        ("Ann", "Hey Bob! I adopted a grey kitten from the shelter last week."),
+                        ("Ann", "Thanks Bob, talk to you later!")]), namespace="n")
+    (report,) = mem.consolidate(namespace="n")
+    merged = [n for n in nodes(mem).values() if n.attrs.get("origin") == "merge"]
+    assert report.counts["executed"] == len(merged) >= 1
+    sources = {tuple(m.sources) for m in merged}
+    assert ("s1:0", "s2:0") in sources
+    # Only the greetings, and the two farewells (the same ritual too), may merge.
+    assert sources <= {("s1:0", "s2:0"), ("s1:2", "s2:2")}, sources

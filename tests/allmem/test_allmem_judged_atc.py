@@ -115,7 +115,7 @@ def precision(executed: list[AuditedOp], judged: dict[str, str]) -> dict[str, An
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("conversation", ["conv-26"])
+@pytest.mark.parametrize("conversation", ["conv-26", "conv-30", "conv-42", "conv-43", "conv-47"])
 def test_atc_precision_on_judged_operations(conversation: str) -> None:
     """What offline ATC executes on the full conversation was judged (at least
     90 % of it), with a judged precision of at least 0.8, overall and per

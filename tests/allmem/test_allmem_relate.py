@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from labile.plugin import Node
 from labile_allmem.consolidate.calibration import calibrated
-from labile_allmem.consolidate.relate import profile, restatement, revision
+from labile_allmem.consolidate.relate import (
+    DATED_PLAN_REALISED,
+    phatic_act,
+    profile,
+    restatement,
+    revision,
+)
 
 T0 = datetime(2024, 3, 4, 10, 0, tzinfo=UTC)
 
@@ -32,9 +38,36 @@ COMPLIMENT_2 = "Wow, that painting is awesome! The colours are so vivid and brig
 
 def test_plan_then_report_is_a_revision():
     """A plan followed, in a later session, by the report of it is an Update candidate."""
-    older, newer = profile(unit(PLAN)), profile(unit(DONE, session=2, days=9))
+    older, newer = profile(unit(PLAN)), profile(unit(DONE, session=2, days=14))
     found = revision(newer, older, cos=0.7)
-    assert found is not None and found.why.startswith("plan realised")
+    # "next week" (11-17 March) and "last Saturday" said on 18 March (the 16th): inside.
+    assert found is not None and found.kind == DATED_PLAN_REALISED
+    undated = profile(unit("I'm going to a pottery workshop soon, I can't wait."))
+    found = revision(newer, undated, cos=0.7)
+    assert found is not None and found.kind == "plan realised"
+
+
+def test_a_report_dated_outside_the_plans_window_is_another_occasion():
+    """"Next week" then, two months later, "last Saturday": not the planned workshop."""
+    older, newer = profile(unit(PLAN)), profile(unit(DONE, session=5, days=60))
+    assert revision(newer, older, cos=0.7) is None
+
+
+@pytest.mark.parametrize(("text", "act"), [
+    ("Hey Mel! Good to see you! How have you been?", "greeting"),
+    ("Hi Jon, what's up? Anything new?", "greeting"),
+    ("Bye Caroline! Take care!", "farewell"),
+    ("Thanks, Mel! Talk to you later!", "farewell"),
+    ("Hey Mel! I got the job at the bakery last week.", ""),  # it tells something
+    ("Hi! Bye!", ""),  # both at once
+    ("Wow, that's great!", ""),  # small talk, but no ritual
+    ("Hey Jo! How have you been? Hope your knee is better.", ""),  # the listener's affairs
+    ("Hey Jo! What's new in your life?", "greeting"),  # asked, not told
+])
+def test_phatic_act_names_a_turn_that_only_greets_or_takes_leave(text: str, act: str) -> None:
+    """Only turns that do nothing but greet, or nothing but take leave, get an act."""
+    assert profile(unit(text)).act == act
+    assert phatic_act(text, ((text, "statement"),)) == ""
 
 
 def test_revision_needs_another_session_the_same_speaker_and_a_shared_subject():

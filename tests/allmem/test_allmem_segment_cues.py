@@ -42,6 +42,21 @@ def test_a_sentence_that_adds_to_the_previous_one_stays_with_it() -> None:
         assert len(_segment(text)) == 1, text
 
 
+def test_a_teaser_stays_with_the_news_it_announces() -> None:
+    """'So much has happened', 'last week was wild', 'since we last talked' say
+    that news follows: the next sentence joins them, so a greeting with a
+    teaser is not split from the news."""
+    for text in (
+        "Good to see you again. So much has happened in the last month at work. "
+        "Last week I scored forty points in the regional basketball final.",
+        "Last week was wild for our whole family. "
+        "My brother adopted two turtles from the pet store downtown.",
+        "It has been ages since we last talked about anything. "
+        "I passed the final nursing exam at the city college yesterday.",
+    ):
+        assert len(_segment(text)) == 1, text
+
+
 def test_unrelated_statements_still_split_without_a_marker() -> None:
     """Two unrelated statements with nothing tying them are two segments (unmarked)."""
     text = ("I finally finished the quarterly report for my manager at work. "
@@ -58,13 +73,14 @@ def test_a_negated_report_does_not_realise_a_plan() -> None:
     newer = profile(unit("Sadly I won't go to the pottery workshop after all, I went "
                          "skiing instead.", session=2, days=9))
     found = revision(newer, older, cos=0.7)
-    assert found is None or found.kind != "plan realised"
+    assert found is None or found.kind not in {"plan realised", "dated plan realised"}
 
 
 def test_rules_name_their_kind() -> None:
-    """A plan followed by its report is the 'plan realised' kind."""
+    """A plan followed by its report, dated inside the plan's week, is the 'dated
+    plan realised' kind."""
     older = profile(unit(PLAN))
     newer = profile(unit("Guess what, I went to the pottery workshop last Saturday and made "
-                         "two bowls.", session=2, days=9))
+                         "two bowls.", session=2, days=14))
     found = revision(newer, older, cos=0.7)
-    assert found is not None and found.kind == "plan realised"
+    assert found is not None and found.kind == "dated plan realised"

@@ -31,14 +31,17 @@ from typing import Any, Final
 __all__ = ["JUDGED", "calibrated", "count_judged"]
 
 #: (op, kind) -> (correct, judged): the judged offline proposals of each kind
-#: (``tests/allmem/judged/atc.jsonl``: 83 judgements on conv-26, -30, -42 and -43).
+#: (``tests/allmem/judged/atc.jsonl``: 176 judgements on the seven dev conversations).
 JUDGED: Final[dict[tuple[str, str], tuple[int, int]]] = {
-    ("merge", "near-duplicate"): (4, 4),
+    ("merge", "near-duplicate"): (5, 5),
+    ("merge", "repeated ritual"): (55, 55),
     ("merge", "restatement"): (24, 50),
-    ("split", "marked topic change"): (2, 3),
-    ("split", "topic segments"): (3, 8),
+    ("split", "marked topic change"): (3, 4),
+    ("split", "topic segments"): (5, 23),
+    ("update", "dated plan realised"): (3, 3),
     ("update", "new value"): (0, 5),
-    ("update", "plan realised"): (3, 6),
+    ("update", "plan realised"): (2, 10),
+    ("update", "stated change"): (0, 2),
 }
 
 

@@ -9,7 +9,9 @@ neighbourhoods into proposals ``(op, target, confidence)``:
 
   - **Merge**: units of one speaker that say the same thing: near-duplicates
     (descriptor cosine >= ``merge_cosine``, term Jaccard >= ``merge_overlap``,
-    small talk included) or restatements of one fact (evidence cosine >=
+    small talk included), turns that perform one ritual and nothing else (two
+    greetings, two farewells: `labile_allmem.consolidate.relate.phatic_act`,
+    evidence cosine >= ``ritual_cosine``) or restatements of one fact (evidence cosine >=
     ``restate_cosine``, statements sharing their terms and a specific topic
     term, same numbers, polarity and stance, not dated on disjoint days). The
     set is grown greedily and stays *coherent*: every pair in it must pass.
@@ -80,6 +82,10 @@ log = structlog.get_logger(__name__)
 
 #: The kind of a Merge whose every pair is near-identical.
 NEAR_DUPLICATE = "near-duplicate"
+#: The kind of a Merge of turns that only perform one ritual (a greeting, a farewell).
+RITUAL = "repeated ritual"
+#: Merge kinds from the strongest evidence to the weakest: a set is of its weakest pair's kind.
+_MERGE_KINDS = (NEAR_DUPLICATE, RITUAL, "restatement")
 
 __all__ = [
     "LLMDiagnoser",
@@ -120,6 +126,7 @@ class OfflineDiagnosisConfig:
         merge_cosine: Minimum descriptor cosine of two near-duplicates.
         merge_overlap: Minimum term Jaccard of their evidence.
         restate_cosine: Minimum evidence cosine of two restatements of one fact.
+        ritual_cosine: Minimum evidence cosine of two turns performing one ritual.
         update_cosine: Minimum evidence cosine of a current/superseded pair.
         generic_share: A term in more than this share of the diagnosed units
             (and more than 3) is too common to name the subject of a pair.
@@ -132,6 +139,7 @@ class OfflineDiagnosisConfig:
     merge_cosine: float = attrs.field(default=0.9, validator=[ge(-1.0), le(1.0)])
     merge_overlap: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
     restate_cosine: float = attrs.field(default=0.5, validator=[ge(-1.0), le(1.0)])
+    ritual_cosine: float = attrs.field(default=0.6, validator=[ge(-1.0), le(1.0)])
     generic_share: float = attrs.field(default=0.04, validator=[ge(0.0), le(1.0)])
     update_cosine: float = attrs.field(default=0.45, validator=[ge(-1.0), le(1.0)])
     same_speaker: bool = True
@@ -264,8 +272,8 @@ class OfflineDiagnoser:
         return math.sqrt(max(0.0, cos) * min(1.0, jac / 0.75))
 
     def _pair_duplicate(self, a: Node, b: Node) -> tuple[float, str, str] | None:
-        """Merge strength, reason and kind of a pair (``near-duplicate`` or
-        ``restatement``), or ``None``."""
+        """Merge strength, reason and kind of a pair (``near-duplicate``,
+        ``repeated ritual`` or ``restatement``), or ``None``."""
         cfg = self.config
         if cfg.same_speaker and a.attrs.get("speaker") != b.attrs.get("speaker"):
             return None
@@ -273,6 +281,10 @@ class OfflineDiagnoser:
         if near is not None:
             return near, "near-duplicates", NEAR_DUPLICATE
         cos = self._cos(a, b)
+        act = self._p(a).act
+        if act and act == self._p(b).act and cos >= cfg.ritual_cosine:
+            # Two turns that only greet (or only take leave) say the same thing.
+            return cos, f"the same {act}", RITUAL
         if cos < cfg.restate_cosine:
             return None
         found = restatement(self._p(a), self._p(b), cos, self._generic)
@@ -300,7 +312,7 @@ class OfflineDiagnoser:
             kinds.update((kind, *(q[2] for q in pairs if q is not None)))
             members.append(other)
         # A set is as weak as its weakest pair: near-duplicates only if every pair is one.
-        kind = NEAR_DUPLICATE if kinds == {NEAR_DUPLICATE} else "restatement"
+        kind = max(kinds, key=_MERGE_KINDS.index)
         return Proposal(
             op="merge", target=tuple(m.id for m in members),
             confidence=round(calibrated("merge", kind), 6), kind=kind,

@@ -16,7 +16,9 @@ turns them into calibrated confidences (`labile_allmem.consolidate.calibration`)
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from typing import Final
 
 import attrs
 
@@ -32,10 +34,14 @@ __all__ = [
     "PairSignals",
     "UnitProfile",
     "disjoint_times",
+    "phatic_act",
     "profile",
     "restatement",
     "revision",
 ]
+
+#: The kind of an Update whose report is dated inside the window of the plan it realises.
+DATED_PLAN_REALISED = "dated plan realised"
 
 #: Change cues that are common in talk without any change of state ("try it now").
 WEAK_CUES = frozenset({"now", "these days"})
@@ -77,6 +83,7 @@ class UnitProfile:
     asks_only: bool
     times: tuple[tuple[datetime, datetime], ...]
     sentences: tuple[Sentence, ...]
+    act: str = ""
 
     @property
     def own(self) -> tuple[Sentence, ...]:
@@ -126,7 +133,50 @@ def profile(node: Node) -> UnitProfile:
         asks_only=not any(s.role != "question" and s.terms for s in sentences),
         times=tuple(t for s in sentences for t in s.times),
         sentences=tuple(sentences),
+        act=phatic_act(text, tuple((s.text, s.role) for s in sentences)),
     )
+
+
+# How a conversation is opened or closed. A greeting opens the turn; a
+# farewell may come anywhere in it ("Thanks, Mel! Bye!").
+_GREETING: Final = re.compile(
+    r"\s*(?:hey+|hi+|hello|hiya|howdy|yo|good\s+(?:morning|afternoon|evening))\b", re.IGNORECASE)
+_FAREWELL: Final = re.compile(
+    r"\b(?:bye|goodbye|take\s+care|see\s+(?:you|ya)\s+(?:later|soon|then|around|next|tomorrow)|"
+    r"talk\s+(?:to\s+you\s+)?(?:soon|later)|"
+    r"catch\s+(?:you|ya)\s+later|good\s*night|until\s+next\s+time|ttyl)\b", re.IGNORECASE)
+
+# The listener's own affairs: a wish or thanks about something of theirs.
+_LISTENERS_AFFAIRS: Final = re.compile(r"\b(?:your|yours|congrat\w*)\b", re.IGNORECASE)
+
+
+def phatic_act(text: str, sentences: tuple[tuple[str, str], ...]) -> str:
+    """The conversational ritual a turn performs, if that is all it does.
+
+    ``"greeting"`` (it opens with "Hey", "Hi", "Hello" …) or ``"farewell"``
+    ("Bye", "Take care", "See you" …) when no sentence of it is a statement
+    (`labile_text.statements.sentence_role`: every sentence is small talk, a
+    reaction or a question), none speaks of the listener's affairs outside a
+    question ("Hope your injury is better", "Your support means a lot",
+    "Congrats on …" refer to something said elsewhere), and it performs
+    exactly one of the two; ``""`` otherwise. Two turns of one speaker
+    performing the same ritual say the same thing: a turn that also tells
+    something ("Hi! I got the job.") is not a ritual, and neither is one
+    that greets and takes leave at once.
+
+    Args:
+        text: The turn.
+        sentences: Each of its sentences with its role.
+    """
+    if not sentences or any(role == "statement" for _, role in sentences):
+        return ""
+    if any(role != "question" and _LISTENERS_AFFAIRS.search(sent) is not None
+           for sent, role in sentences):
+        return ""
+    greets, leaves = _GREETING.match(text) is not None, _FAREWELL.search(text) is not None
+    if greets == leaves:
+        return ""
+    return "greeting" if greets else "farewell"
 
 
 def disjoint_times(a: tuple[tuple[datetime, datetime], ...],
@@ -199,7 +249,9 @@ def revision(newer: UnitProfile, older: UnitProfile, cos: float,
     * **plan realised**: the older sentence is a plan, the newer one reports
       something done on the same subject (not a habit, not negated: "I won't
       quit" is a resolve, not a report) ("I'm going to a conference this
-      month" → "I went to a conference two days ago");
+      month" → "I went to a conference two days ago"); when both sentences
+      are dated, the report must fall inside the plan's window (the
+      *dated plan realised* kind): a trip done outside it is another trip;
     * **moved date**: both are plans on the same subject dated on disjoint days;
     * **stated change**: the newer statement has a strong change-of-state cue
       the older unit lacks ("no longer", "switched to", "moved to" …);
@@ -223,7 +275,14 @@ def revision(newer: UnitProfile, older: UnitProfile, cos: float,
             subject = min(1.0, len(shared) / 2)
             if so.stance == "plan" and sn.stance == "report" and not negated(sn.text):
                 # "I won't quit" reports nothing done: a negated report is a resolve.
-                kind, base = "plan realised", 0.55
+                if disjoint_times(sn.times, so.times):
+                    continue  # done outside the planned window: another occasion
+                if sn.times and so.times:
+                    # The report is dated within the plan's window ("next month"
+                    # → "last week", a month later): the plan, carried out.
+                    kind, base = DATED_PLAN_REALISED, 0.6
+                else:
+                    kind, base = "plan realised", 0.55
             elif so.stance == "plan" and sn.stance == "plan" and disjoint_times(sn.times, so.times):
                 kind, base = "moved date", 0.6
             elif new_cues and set(change_cues(sn.text)) & set(new_cues):

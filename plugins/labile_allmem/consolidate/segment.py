@@ -199,8 +199,9 @@ def _announces(sentence: str) -> bool:
     """Whether a sentence announces what the next one tells.
 
     It opens with a change-of-topic marker ("By the way, …", "Guess what"),
-    or it names an occurrence without saying what it was ("I had a bad
-    experience", "some news", "a setback").
+    it names an occurrence without saying what it was ("I had a bad
+    experience", "some news", "a setback", "so much has happened", "last
+    week was wild"), or it talks about the talk ("since we last chatted").
     """
     return _SHIFT.match(sentence) is not None or _ANNOUNCEMENT.search(sentence) is not None
 
@@ -211,7 +212,15 @@ _SHIFT: Final = re.compile(
 )
 _ANNOUNCEMENT: Final = re.compile(
     r"\b(?:a|an|some)\s+(?:[\w'-]+\s+){0,3}?(?:experience|setback|news|story|incident|"
-    r"situation|surprise|update)\b", re.IGNORECASE,
+    r"situation|surprise|update)\b"
+    # A teaser: "So much has happened", "Something cool happened to me", "Crazy
+    # thing happened since we last talked", "Last week was wild".
+    r"|\b(?:so\s+much|a\s+lot|lots|something|\w+\s+thing)\s+(?:[\w'-]+\s+){0,2}?happen"
+    r"|\b(?:week|weekend|month|day|time)\s+(?:has\s+been|was|'s\s+been)\s+"
+    r"(?:\w+\s+)?(?:wild|crazy|eye-opening|intense|hectic|insane)\b"
+    # Talk about the talk itself: "It's been ages since we last chatted."
+    r"|\bsince\s+we\s+(?:last\s+)?(?:talked|chatted|spoke)\b",
+    re.IGNORECASE,
 )
 
 # Pronouns that point back at what was said before.
