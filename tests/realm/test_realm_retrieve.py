@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -602,7 +603,7 @@ def test_aggregate_output_is_a_permutation_with_falling_scores(
     cfg = AggregateConfig(top_k=20, session_penalty=penalty)
     out = Aggregate(cfg, deps).filter(query(deps, "dog beach"), hits, {})
     assert sorted(h.node.id for h in out) == sorted(h.node.id for h in hits)
-    assert all(b.score <= a.score for a, b in zip(out, out[1:], strict=False))
+    assert all(b.score <= a.score for a, b in itertools.pairwise(out))
 
 
 _PROP_DEPS = graph()
