@@ -293,4 +293,5 @@ def test_many_cue(text: str, many: bool) -> None:
 
 @given(st.text(max_size=80))
 def test_many_cue_never_fails(text: str) -> None:
+    """Any text at all reads to a yes or no on the many cue, without raising."""
     assert isinstance(read_question(text).asks_many, bool)
