@@ -276,3 +276,22 @@ def test_context_edge_is_recorded_and_its_weight_can_count() -> None:
     ("What does Ann like about snow?", False)])
 def test_present_state_cue(text: str, current: bool) -> None:
     assert read_question(text).asks_current is current
+
+
+@pytest.mark.parametrize(("text", "many"), [
+    ("What books has Ann read?", True), ("Where has Jon travelled?", True),
+    ("What kinds of games does Gina play?", True), ("How many pets does Ann have?", True),
+    ("What activities does Jon enjoy?", True), ("What are Ann's hobbies?", True),
+    ("What did Ann research?", False), ("When did Jon go to Rome?", False),
+    ("What does Gina do to relax?", False), ("Which city does Ann live in?", False),
+    ("What was Jon's dog's name?", False), ("What is Gina's address?", False)])
+def test_many_cue(text: str, many: bool) -> None:
+    """A question asking for several things (a plural object, a count, the present
+    perfect) reads as asking for evidence spread over the conversation."""
+    assert read_question(text).asks_many is many
+
+
+@given(st.text(max_size=80))
+def test_many_cue_never_fails(text: str) -> None:
+    """Any text at all reads to a yes or no on the many cue, without raising."""
+    assert isinstance(read_question(text).asks_many, bool)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -533,7 +534,10 @@ def test_aggregate_applies_eq9_and_records_activated_subgraph() -> None:
     assert len(out) == 3
     for h in out:
         sim = h.scores["similarity"]
-        assert h.score == pytest.approx(0.8 * h.scores["seed"] + 0.2 * sim)
+        assert h.scores["aggregate"] == pytest.approx(0.8 * h.scores["seed"] + 0.2 * sim)
+        assert h.score <= h.scores["aggregate"] + 1e-12
+    # the entity outscored both events but ranks after them: its score shown is capped
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
     sub = state[STATE_ACTIVATED]
     assert sub.node_ids == tuple(h.node.id for h in out)
     assert {(e.src, e.dst) for e in sub.edges} == {("a", "b"), ("e", "a")}
@@ -546,6 +550,63 @@ def test_aggregate_demotes_hits_that_add_no_new_source() -> None:
               scores={"seed": 0.85})
     out = Aggregate(AggregateConfig(), deps).filter(query(deps, "dog"), [*hits, dup], {})
     assert [h.node.id for h in out] == ["a", "b", "a2"]
+
+
+def _session_hit(deps: Deps, node_id: str, score: float, session: str | None) -> Hit:
+    hit = _seed_hit(deps, node_id, score)
+    node = attrs.evolve(hit.node, attrs={**hit.node.attrs, "session": session},
+                        sources=(f"T{node_id}",))
+    return attrs.evolve(hit, node=node)
+
+
+def test_session_penalty_lets_other_sessions_in_and_keeps_scores_ranked() -> None:
+    """Two close hits of session 1 and a slightly weaker one of session 2: with the
+    penalty, session 2 takes the second place; without it, the order is the score's."""
+    deps = graph()
+
+    def ranked(penalty: float, pool: int = 30, when: str = "all",
+               text: str = "dog beach") -> list[Hit]:
+        hits = [_session_hit(deps, "a", 0.90, "1"), _session_hit(deps, "b", 0.88, "1"),
+                _session_hit(deps, "c", 0.85, "2"), _session_hit(deps, "f", 0.40, None)]
+        cfg = AggregateConfig(alpha=1.0, session_penalty=penalty, diversity_pool=pool,
+                              diversity_for=when)  # type: ignore[arg-type]
+        return Aggregate(cfg, deps).filter(query(deps, text), hits, {})
+
+    assert [h.node.id for h in ranked(0.0)] == ["a", "b", "c", "f"]
+    diverse = ranked(0.05)
+    assert [h.node.id for h in diverse] == ["a", "c", "b", "f"]
+    assert [h.score for h in diverse] == sorted((h.score for h in diverse), reverse=True)
+    assert diverse[2].scores["aggregate"] == pytest.approx(0.88)
+    # a penalty too small to matter, or a pool of one, keeps the score order
+    assert [h.node.id for h in ranked(0.01)] == ["a", "b", "c", "f"]
+    assert [h.node.id for h in ranked(0.05, pool=1)] == ["a", "b", "c", "f"]
+    # by default only questions asking for several things are diversified
+    assert [h.node.id for h in ranked(0.05, when="many", text="Where did Ann go?")] \
+        == ["a", "b", "c", "f"]
+    assert [h.node.id for h in ranked(0.05, when="many", text="Where has Ann been?")] \
+        == ["a", "c", "b", "f"]
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.sampled_from(["1", "2", "3", None])),
+                min_size=1, max_size=12), st.floats(0.0, 1.0))
+@settings(max_examples=40, deadline=None)
+def test_aggregate_output_is_a_permutation_with_falling_scores(
+    spec: list[tuple[float, str | None]], penalty: float,
+) -> None:
+    """Whatever the scores, sessions and penalty: every hit comes out once (up to
+    top-k), and the scores shown never rise down the list."""
+    deps = _PROP_DEPS
+    ids = [n[0] for n in NODES if n[1] in ("realm.event", "realm.fact")]
+    hits = [_session_hit(deps, ids[i % len(ids)], s, sess) for i, (s, sess) in enumerate(spec)]
+    hits = [attrs.evolve(h, node=attrs.evolve(h.node, id=f"{h.node.id}{i}",
+                                              sources=(f"S{i}",))) for i, h in enumerate(hits)]
+    cfg = AggregateConfig(top_k=20, session_penalty=penalty)
+    out = Aggregate(cfg, deps).filter(query(deps, "dog beach"), hits, {})
+    assert sorted(h.node.id for h in out) == sorted(h.node.id for h in hits)
+    assert all(b.score <= a.score for a, b in itertools.pairwise(out))
+
+
+_PROP_DEPS = graph()
 
 
 def test_present_state_questions_rank_the_superseding_hit_first() -> None:

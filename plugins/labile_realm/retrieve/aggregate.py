@@ -23,11 +23,11 @@ the replaced one only says what used to hold.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import numpy as np
-from attrs.validators import ge, le
+from attrs.validators import ge, in_, le
 
 from labile.plugin import Deps, Hit, Query, Store, Subgraph, cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_READING
@@ -47,6 +47,19 @@ class AggregateConfig:
         demote_covered: Move hits that add no new source behind those that do.
         latest_first: For a present-state question, rank a superseding hit
             above the hit it supersedes.
+        session_penalty: Diversity over sessions: walking the evidence list
+            best first, a hit loses this much for each better hit already
+            taken from its session (greedy, so a demoted hit can still win
+            later). Evidence for a question spread over a conversation sits in
+            different sessions, and a session's best turn usually brings its
+            neighbours along; 0 turns it off.
+        diversity_for: Which questions the diversity step serves: ``"many"``
+            those that ask for several things (`QuestionReading.asks_many`:
+            "What books has she read?"), whose evidence is spread over the
+            conversation; ``"all"`` every question (measured: it costs the
+            questions answered by one turn more than it gains).
+        diversity_pool: How many of the best evidence hits the diversity step
+            re-orders (the rest keep their order behind them).
     """
 
     alpha: float = attrs.field(default=0.8, validator=[ge(0.0), le(1.0)])
@@ -54,6 +67,10 @@ class AggregateConfig:
     evidence_kinds: tuple[str, ...] = ("event", "fact")
     demote_covered: bool = True
     latest_first: bool = True
+    session_penalty: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    diversity_for: Literal["many", "all"] = attrs.field(default="many",
+                                                        validator=in_(("many", "all")))
+    diversity_pool: int = attrs.field(default=30, validator=ge(1))
 
     def __attrs_post_init__(self) -> None:
         bad = [t for t in self.evidence_kinds if kind_name(t) is None]
@@ -85,11 +102,15 @@ class Aggregate:
         scored.sort(key=lambda h: (-h.score, h.node.id))
         evidence = [h for h in scored if h.node.kind in self.kinds]
         context = [h for h in scored if h.node.kind not in self.kinds]
+        if self.config.session_penalty > 0 and (
+                self.config.diversity_for == "all" or _reading(query, state).asks_many):
+            evidence = _diversify(evidence, self.config.session_penalty,
+                                  self.config.diversity_pool)
         if self.config.demote_covered:
             evidence = _demote_covered(evidence)
         scored = evidence + context
         k = max(self.config.top_k, query.k)
-        top = scored[:k]
+        top = _rank_scores(scored[:k])
         ids = [h.node.id for h in top]
         id_set = set(ids)
         edges = tuple(
@@ -117,6 +138,46 @@ def _latest_first(store: Store, namespace: str, hits: list[Hit]) -> None:
         if newer.score <= older.score:
             newer.score = older.score + 1e-6
             newer.scores["latest"] = 1.0
+
+
+def _rank_scores(hits: list[Hit]) -> list[Hit]:
+    """The hits with scores that follow their order: each is capped at the one above it.
+
+    The ordering rules (evidence kinds first, diversity, covered hits last) can
+    place a hit above a better-scoring one; a reader of the list (``labile
+    search``) should see scores that fall with the rank. The eq. 9 score stays
+    in ``scores["aggregate"]``.
+    """
+    out: list[Hit] = []
+    ceiling = float("inf")
+    for h in hits:
+        ceiling = min(ceiling, h.score)
+        out.append(h if h.score <= ceiling else attrs.evolve(h, score=ceiling))
+    return out
+
+
+def _session_of(hit: Hit) -> str | None:
+    session = hit.node.attrs.get("session")
+    return str(session) if session is not None else None
+
+
+def _diversify(hits: list[Hit], penalty: float, pool: int) -> list[Hit]:
+    """Greedy re-order of the first ``pool`` hits: each pick maximises its score minus
+    ``penalty`` × the hits already picked from its session (hits without a session
+    are never penalised). Scores are left as they are; only the order changes."""
+    head, tail = hits[:pool], hits[pool:]
+    taken: dict[str, int] = {}
+    out: list[Hit] = []
+    while head:
+        best = max(range(len(head)), key=lambda i: (
+            head[i].score - penalty * taken.get(_session_of(head[i]) or "", 0)
+            if _session_of(head[i]) is not None else head[i].score, -i))
+        hit = head.pop(best)
+        session = _session_of(hit)
+        if session is not None:
+            taken[session] = taken.get(session, 0) + 1
+        out.append(hit)
+    return out + tail
 
 
 def _demote_covered(hits: list[Hit]) -> list[Hit]:

@@ -13,6 +13,10 @@
   ranks first;
 * **people**: the persons the question names anchor the seeds (their turns,
   their entity nodes);
+* **many**: a question that asks for several things ("What books has she
+  read?", "Where has he camped?", "How many times…?") is answered by turns
+  spread over the conversation, so aggregation spreads its top hits over
+  sessions;
 * **parts**: a question with several parts ("When did X go to Paris and what
   did she buy there?", "What do A and B both like?") becomes one sub-question
   per part, each a seed plan of its own, so one part's strong matches do not
@@ -31,7 +35,7 @@ import attrs
 from labile_realm.schema import PREDICATES_BY_LAYER
 from labile_text.entities import named_entities
 
-__all__ = ["QuestionReading", "question_parts", "read_question"]
+__all__ = ["QuestionReading", "asks_for_many", "question_parts", "read_question"]
 
 _TIME_CUES: Final = re.compile(
     r"\b(?:when|how\s+long|how\s+often|what\s+(?:year|month|day|date|time)|which\s+"
@@ -65,6 +69,25 @@ _SHARED_CUES: Final = re.compile(
     re.IGNORECASE,
 )
 
+#: Words after what / which that end in -s without being a plural object.
+_NOT_PLURAL: Final = frozenset((
+    "does", "is", "was", "has", "this", "its", "his", "hers", "yours", "ours", "theirs",
+    "us", "always", "sometimes", "perhaps", "news", "kinds", "types", "sorts", "plus",
+))
+#: Auxiliaries right after what / which: the question's object comes later, if at all.
+_AUXILIARIES: Final = frozenset((
+    "does", "do", "did", "is", "are", "was", "were", "has", "have", "had", "can", "could",
+    "would", "will", "should", "might",
+))
+#: Wording that asks for a count or a collection, or for what someone has done so far
+#: (the present perfect: "has she visited", "have they tried").
+_MANY_CUES: Final = re.compile(
+    r"\bhow\s+many\b|\bin\s+what\s+ways\b|\bwhat\s+are\b|"
+    r"\b(?:has|have)\s+(?:\w+\s+){1,2}?(?:\w+ed|been|done|made|read|seen|taken|gone|had|"
+    r"bought|won|given|taught|written|met)\b",
+    re.IGNORECASE,
+)
+
 #: Layers preferred for questions with a time cue, a cause cue, and both.
 TIME_LAYERS: Final = ("causal",)
 CAUSE_LAYERS: Final = ("causal", "logical")
@@ -81,6 +104,8 @@ class QuestionReading:
         asks_current: It asks for the present state ("now", "currently",
             "still"…): of two statements where one supersedes the other, the
             later answers it.
+        asks_many: It asks for several things, a count, or what someone has
+            done so far: evidence spread over the conversation.
         people: Names of the persons it mentions, in order.
         names: Every name it mentions (persons, places, titles…), in order.
         parts: Sub-questions, one per part (just ``(text,)`` for a simple question).
@@ -90,6 +115,7 @@ class QuestionReading:
     asks_time: bool = False
     asks_cause: bool = False
     asks_current: bool = False
+    asks_many: bool = False
     people: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     parts: tuple[str, ...] = ()
@@ -137,6 +163,26 @@ def question_parts(text: str, people: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys(clauses))[:3]
 
 
+def asks_for_many(text: str) -> bool:
+    """Whether a question asks for several things (see the module docstring)."""
+    tokens = re.findall(r"[a-z']+", text.casefold())
+    for i, tok in enumerate(tokens):
+        if tok not in ("what", "which"):
+            continue
+        rest = tokens[i + 1:]
+        if len(rest) >= 2 and rest[0] in ("kind", "kinds", "type", "types", "sort", "sorts") \
+                and rest[1] == "of":
+            rest = rest[2:]
+        # the object is the next word or the one after (an adjective first: "what new books")
+        for word in rest[:2]:
+            if word in _AUXILIARIES:
+                break
+            if len(word) > 3 and word.endswith("s") and not word.endswith("ss") \
+                    and word not in _NOT_PLURAL:
+                return True
+    return bool(_MANY_CUES.search(text))
+
+
 def _without_names(text: str, names: list[str]) -> str:
     out = text
     for name in names:
@@ -154,6 +200,7 @@ def read_question(text: str) -> QuestionReading:
         asks_time=bool(_TIME_CUES.search(text)),
         asks_cause=bool(_CAUSE_CUES.search(text)),
         asks_current=bool(_CURRENT_CUES.search(text)),
+        asks_many=asks_for_many(text),
         people=people,
         names=names,
         parts=question_parts(text, people),
