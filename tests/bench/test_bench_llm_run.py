@@ -121,7 +121,7 @@ def test_add_per_session_keeps_figures_per_turn() -> None:
 
 
 def test_allmem_llm_reports_what_its_diagnosis_pre_gate_skipped() -> None:
-    """Every buffered neighbourhood is either asked or skipped with a reason, and the table says so."""
+    """Every buffered neighbourhood is asked or skipped with a reason; the table says so."""
     conversations, _ = load_locomo(DATA)
     describe = json.dumps({"summary": "a message", "keywords": ["one", "two", "three"]})
     llm = {"type": "scripted", "replies": [describe] * 20}
