@@ -179,6 +179,7 @@ def test_the_narrowed_schema_keeps_the_base_schema_intact() -> None:
     base = prompts.DIAGNOSE_SCHEMA["properties"]["proposals"]["items"]["properties"]
     assert base["target"]["items"] == {"type": "string", "minLength": 1}
     assert schema["properties"]["proposals"]["items"]["properties"]["target"]["maxItems"] == 3
+    assert schema["properties"]["proposals"]["maxItems"] == 6
 
 
 def test_the_registry_builds_the_gated_diagnoser_from_a_config() -> None:

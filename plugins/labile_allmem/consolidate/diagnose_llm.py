@@ -71,6 +71,7 @@ log = structlog.get_logger(__name__)
 
 __all__ = ["LLMDiagnoser", "LLMDiagnosisConfig", "build_llm_diagnoser", "diagnose_schema"]
 
+
 class _Proposer(Protocol):
     """What the ``offline`` pre-gate needs of the offline diagnoser."""
 
@@ -87,9 +88,9 @@ class LLMDiagnosisConfig:
 
     Attributes:
         prefilter: ``"similarity"``, ``"offline"`` or ``"none"``.
-        min_similarity: Least cosine of a shown neighbour's stored embedding
-            to the anchor's (``similarity`` mode); ``None`` takes the lower
-            of the host's offline ``restate_cosine`` and ``update_cosine``.
+        min_similarity: Least cosine of a shown neighbour's evidence
+            embedding to the anchor's (``similarity`` mode); ``None`` takes the
+            lower of the host's offline ``restate_cosine`` and ``update_cosine``.
         max_units: Most units shown in one call, the anchor included (not
             with ``prefilter = "none"``).
         skip_covered: Do not ask again about units already shown together
@@ -124,7 +125,10 @@ class _Ask:
 def diagnose_schema(n_units: int, ops: Sequence[str]) -> dict[str, Any]:
     """`prompts.DIAGNOSE_SCHEMA` narrowed to ``n_units`` aliases ``U1..Un`` and ``ops``."""
     schema = copy.deepcopy(prompts.DIAGNOSE_SCHEMA)
-    item = schema["properties"]["proposals"]["items"]
+    proposals = schema["properties"]["proposals"]
+    # at most a split of each unit and one set or pair more: a longer list is a loop
+    proposals["maxItems"] = min(proposals["maxItems"], 2 * n_units)
+    item = proposals["items"]
     item["properties"]["op"]["enum"] = list(ops)
     target = item["properties"]["target"]
     target["items"] = {"type": "string", "enum": [f"U{i + 1}" for i in range(n_units)]}
