@@ -167,11 +167,14 @@ def _consolidate(run: _Run, namespace: str) -> None:
         reports = run.memory.consolidate(namespace=namespace)
     run.consolidation_ops.update(window.usage)
     counts: Counter[str] = Counter()
+    outcomes: list[Any] = []
     for report in reports:
         counts.update(report.counts)
+        # every target's outcome with its reason (what was merged, why a target was dropped)
+        outcomes.extend(report.log)
     run.consolidations.append({
         "sample_id": namespace, "wall_s": round(window.wall_s, 2), "usage": window.usage,
-        "replies": window.replies, "counts": dict(sorted(counts.items())),
+        "replies": window.replies, "counts": dict(sorted(counts.items())), "log": outcomes,
     })
 
 

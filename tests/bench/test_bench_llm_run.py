@@ -133,4 +133,6 @@ def test_allmem_llm_reports_what_its_diagnosis_pre_gate_skipped() -> None:
     (run,) = entry["consolidation"]["runs"]
     skipped = sum(n for k, n in counts.items() if k.startswith("skipped:"))
     assert counts["asked"] + skipped == run["counts"]["neighbourhoods"] > 0
+    assert isinstance(run["log"], list)  # every target's outcome, with its reason
+    json.dumps(summary)  # the summary is written as JSON
     assert f"{counts['asked']}/{skipped}" in format_llm_table(summary)
