@@ -226,3 +226,12 @@ def test_the_splitter_decides_which_units_may_split() -> None:
                      splitter=lambda us: {u.id for u in us})
     d.diagnose([_hood(A, FAR)])
     assert len(llm.calls) == 1
+
+
+def test_without_the_narrowed_schema_an_unknown_target_reaches_norm_and_is_counted() -> None:
+    reply = json.dumps({"proposals": [{"op": "merge", "target": ["U1", "U9"],
+                                       "confidence": 0.9}]})
+    llm = ScriptedLLM(replies=[reply])
+    d = _diagnoser(llm, narrow_schema=False)
+    (prop,) = d.diagnose([_hood(A, B)])
+    assert prop.target == ("u1", "U9") and d.counts["proposal_unknown_target"] == 1

@@ -144,7 +144,8 @@ class LLMDiagnoser:
     Attributes:
         failures: Calls that failed (no proposals from them).
         counts: ``asked``, ``skipped:<reason>``, ``neighbours_hidden`` (units
-            the pre-gate kept out of a prompt), ``proposal_unknown_target``.
+            the pre-gate kept out of a prompt), ``proposal_unknown_target`` (a
+            target that is no alias shown, passed on verbatim for Norm).
     """
 
     def __init__(
@@ -310,6 +311,10 @@ class LLMDiagnoser:
                 self.failures += 1
             else:
                 out.extend(proposals)
+        # counted here, not in the worker threads: a Counter is not safe to share
+        shown = {u.id for a in asks for u in a.units}
+        self.counts["proposal_unknown_target"] += sum(
+            1 for p in out for t in p.target if t not in shown)
         return out
 
     def _one(self, ask: _Ask) -> list[Proposal] | None:
@@ -330,13 +335,9 @@ class LLMDiagnoser:
         for item in reply.get("proposals", []):
             # Aliases are mapped back to ids; anything else (a client without
             # schema decoding) is kept verbatim so Norm drops it as an unknown id.
-            target = []
-            for raw in item["target"]:
-                key = str(raw).strip()
-                if key.upper() not in aliases:
-                    self.counts["proposal_unknown_target"] += 1
-                target.append(aliases.get(key.upper(), key))
-            out.append(Proposal(op=str(item["op"]), target=tuple(target),
+            target = tuple(aliases.get(str(t).strip().upper(), str(t).strip())
+                           for t in item["target"])
+            out.append(Proposal(op=str(item["op"]), target=target,
                                 confidence=float(item["confidence"]),
                                 reason=str(item.get("reason", ""))[:300], anchor=anchor))
         return out
