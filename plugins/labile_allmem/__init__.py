@@ -104,12 +104,14 @@ def labile_register_allmem_descriptors(register: Register) -> None:
 @hookimpl
 def labile_register_allmem_diagnosers(register: Register) -> None:
     """``allmem.diagnoser.offline`` and ``allmem.diagnoser.llm``."""
-    from labile_allmem.consolidate.diagnose import build_llm_diagnoser, build_offline_diagnoser
+    from labile_allmem.consolidate.diagnose import build_offline_diagnoser
+    from labile_allmem.consolidate.diagnose_llm import LLMDiagnosisConfig, build_llm_diagnoser
 
     register("allmem.diagnoser.offline", build_offline_diagnoser,
              summary="near-duplicates, changed values and topic segments from rules")
-    register("allmem.diagnoser.llm", build_llm_diagnoser, needs=("llm",),
-             summary="one model call per buffered neighbourhood, in parallel")
+    register("allmem.diagnoser.llm", build_llm_diagnoser, config=LLMDiagnosisConfig,
+             needs=("llm",),
+             summary="one model call per buffered neighbourhood past an offline pre-gate")
 
 
 @hookimpl

@@ -54,6 +54,14 @@ def _executed(entry: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
 
 
+def _diagnosis(counts: Mapping[str, int] | None) -> str:
+    """``asked/skipped`` of All-Mem's LLM diagnoser (``-`` without one)."""
+    if not counts:
+        return "-"
+    skipped = sum(n for k, n in counts.items() if k.startswith("skipped:"))
+    return f"{counts.get('asked', 0)}/{skipped}"
+
+
 def _stage(pass_name: str, stage: str, field: str) -> Cell:
     return lambda e: _get(e, "questions", pass_name, "stages", stage, "per_row", field)
 
@@ -79,6 +87,7 @@ def _rows() -> list[tuple[str, Cell]]:
         ("visible kinds", lambda e: _top(_get(e, "produced", "visible_kinds"))),
         ("predicates", lambda e: _top(_get(e, "produced", "predicates"))),
         ("ATC executed", _executed),
+        ("diagnosis asked/skipped", lambda e: _diagnosis(_get(e, "consolidation", "diagnosis"))),
         ("questions", lambda e: _get(e, "questions", off, "n")),
         ("R@5 recon. off", lambda e: _get(e, "questions", off, "retrieval", "R@5")),
         ("R@5 recon. on", lambda e: _get(e, "questions", on, "retrieval", "R@5")),

@@ -167,11 +167,14 @@ def _consolidate(run: _Run, namespace: str) -> None:
         reports = run.memory.consolidate(namespace=namespace)
     run.consolidation_ops.update(window.usage)
     counts: Counter[str] = Counter()
+    outcomes: list[Any] = []
     for report in reports:
         counts.update(report.counts)
+        # every target's outcome with its reason (what was merged, why a target was dropped)
+        outcomes.extend(report.log)
     run.consolidations.append({
         "sample_id": namespace, "wall_s": round(window.wall_s, 2), "usage": window.usage,
-        "replies": window.replies, "counts": dict(sorted(counts.items())),
+        "replies": window.replies, "counts": dict(sorted(counts.items())), "log": outcomes,
     })
 
 
@@ -275,6 +278,18 @@ def _caller_rejections(run: _Run) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def _diagnosis_counts(run: _Run) -> dict[str, int]:
+    """The counts of every consolidator's diagnoser (All-Mem's pre-gate outcomes)."""
+    out: dict[str, Any] = {}
+    for _name, op in run.memory.consolidators:
+        diagnoser = getattr(op, "diagnoser", None)
+        out = add_usage(out, dict(getattr(diagnoser, "counts", {}) or {}))
+        failures = getattr(diagnoser, "failures", 0)
+        if isinstance(failures, int) and failures:
+            out = add_usage(out, {"failures": failures})
+    return dict(sorted(out.items()))
+
+
 def _means(scorer: RetrievalScorer, ks: Sequence[int]) -> dict[str, float]:
     if not len(scorer):
         return {"n": 0}
@@ -303,7 +318,8 @@ def _summary(run: _Run, preset: str, produced: dict[str, Any], off: dict[str, An
         "turns": sum(row.get("turns", 1) for row in run.turns), "adds": len(run.turns),
         "ingest": online,
         "consolidation": {"runs": run.consolidations, "inside_add": inside["total"],
-                          "per_turn_amortised": amortised},
+                          "per_turn_amortised": amortised,
+                          "diagnosis": _diagnosis_counts(run)},
         "produced": produced,
         "questions": {"reconsolidation_off": off, "reconsolidation_on": on},
         "replies": run.llm.replies.snapshot() if hasattr(run.llm, "replies") else {},

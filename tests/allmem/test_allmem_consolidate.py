@@ -346,7 +346,10 @@ def llm_memory(rules):
     llm = ScriptedLLM(rules=[("search descriptor", json.dumps(
         {"summary": "a message", "keywords": ["one", "two", "three"]})), *rules,
         ("three kinds of damage", NO_PROPOSALS)])
-    return build(open_memory("allmem-llm", llm=llm, atc={"workers": 2})), llm
+    # the paper's diagnosis: every neighbourhood asked, free-form targets (Norm's contract)
+    diagnoser = {"type": "allmem.diagnoser.llm", "prefilter": "none", "narrow_schema": False}
+    return build(open_memory("allmem-llm", llm=llm,
+                             atc={"workers": 2, "diagnoser": diagnoser})), llm
 
 
 def diagnose_rule(anchor_text, proposals):

@@ -136,7 +136,8 @@ def test_offline_and_llm_spellings_stay_valid_and_resolve_to_the_new_names(regis
     written = resolve(table, registries).to_table()
     assert written["extractor"]["descriptor"] == "allmem.descriptor.llm"
     atc = written["consolidate"][0]
-    assert (atc["diagnoser"], atc["planner"], atc["descriptor"]) == (
+    # the LLM diagnoser has options (its pre-gate), so it is written as a table
+    assert (atc["diagnoser"]["type"], atc["planner"], atc["descriptor"]) == (
         "allmem.diagnoser.llm", "allmem.repair_planner.offline", "allmem.descriptor.offline")
     assert resolve(written, registries).to_table() == written
 

@@ -118,3 +118,21 @@ def test_add_per_session_keeps_figures_per_turn() -> None:
     with pytest.raises(ValueError, match="add_per must be one of turn, session"):
         run_llm_locomo(cut, ["bm25"], {"type": "scripted"}, dataset=str(DATA), qa=False,
                        config_overrides=FAST, add_per="day", show_progress=False)
+
+
+def test_allmem_llm_reports_what_its_diagnosis_pre_gate_skipped() -> None:
+    """Every buffered neighbourhood is asked or skipped with a reason; the table says so."""
+    conversations, _ = load_locomo(DATA)
+    describe = json.dumps({"summary": "a message", "keywords": ["one", "two", "three"]})
+    llm = {"type": "scripted", "replies": [describe] * 20}
+    summary = run_llm_locomo(subset(conversations, sessions=1), ["allmem-llm"], llm,
+                             dataset=str(DATA), ks=(5,), qa=False, config_overrides=FAST,
+                             show_progress=False)
+    entry = summary["presets"]["allmem-llm"]
+    counts = entry["consolidation"]["diagnosis"]
+    (run,) = entry["consolidation"]["runs"]
+    skipped = sum(n for k, n in counts.items() if k.startswith("skipped:"))
+    assert counts["asked"] + skipped == run["counts"]["neighbourhoods"] > 0
+    assert isinstance(run["log"], list)  # every target's outcome, with its reason
+    json.dumps(summary)  # the summary is written as JSON
+    assert f"{counts['asked']}/{skipped}" in format_llm_table(summary)

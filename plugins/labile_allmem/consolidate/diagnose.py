@@ -29,16 +29,15 @@ neighbourhoods into proposals ``(op, target, confidence)``:
   (`labile_allmem.consolidate.calibration`), so θ = 0.9 asks for a kind
   that hand judgements found right nine times in ten (docs/allmem.md).
 
-* `LLMDiagnoser`: one JSON call per neighbourhood, run in a thread pool
-  (``workers``); a call that fails or returns invalid JSON contributes no
-  proposals and is counted in ``failures``.
+* `LLMDiagnoser` (`labile_allmem.consolidate.diagnose_llm`, re-exported
+  here): one JSON call per neighbourhood that passes a cheap offline
+  pre-gate; a call that fails contributes no proposals and is counted.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import attrs
@@ -50,16 +49,14 @@ from numpy.typing import NDArray
 from labile.plugin import (
     Deps,
     Embedder,
-    LLMClient,
-    LLMError,
     NoConfig,
     Node,
     NodeFilter,
     Store,
     cosine,
 )
-from labile_allmem import prompts
 from labile_allmem.consolidate.calibration import calibrated
+from labile_allmem.consolidate.diagnose_llm import LLMDiagnoser, build_llm_diagnoser
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
 from labile_allmem.consolidate.relate import (
     UnitProfile,
@@ -73,7 +70,6 @@ from labile_allmem.consolidate.segment import Segmentation, segment, sentence_sp
 from labile_allmem.lexical import jaccard, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
-from labile_text.entities import is_filler
 
 if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig
@@ -344,72 +340,7 @@ class OfflineDiagnoser:
         return out
 
 
-class LLMDiagnoser:
-    """``allmem.diagnoser.llm``: one LLM call per neighbourhood, calls run in parallel.
-
-    A neighbourhood anchored on pure small talk (`labile_text.entities.is_filler`:
-    "Hey Mel!", "Thanks so much!") is not sent: it states nothing to split,
-    merge into or supersede (a real 135M model merged greetings), and the call
-    would cost a full prompt. Such anchors are counted in ``skipped``.
-    """
-
-    def __init__(self, llm: LLMClient, *, workers: int = 4) -> None:
-        """Create the diagnoser with a thread pool of ``workers``."""
-        self._llm, self._workers = llm, max(1, workers)
-        self.failures = 0
-        self.skipped = 0
-
-    def diagnose(self, hoods: Sequence[Neighbourhood]) -> list[Proposal]:
-        """Ask the model about every neighbourhood; results keep neighbourhood order."""
-        kept = [h for h in hoods if not is_filler(h.anchor.content)]
-        self.skipped += len(hoods) - len(kept)
-        hoods = kept
-        if not hoods:
-            return []
-        if self._workers == 1 or len(hoods) == 1:
-            results = [self._one(h) for h in hoods]
-        else:
-            with ThreadPoolExecutor(max_workers=self._workers) as pool:
-                results = list(pool.map(self._one, hoods))
-        out: list[Proposal] = []
-        for proposals in results:
-            if proposals is None:
-                self.failures += 1
-            else:
-                out.extend(proposals)
-        return out
-
-    def _one(self, hood: Neighbourhood) -> list[Proposal] | None:
-        aliases = {f"U{i + 1}": unit.id for i, unit in enumerate(hood.units)}
-        blocks = [prompts.unit_block(alias, unit)
-                  for alias, unit in zip(aliases, hood.units, strict=True)]
-        prompt = prompts.diagnose_prompt("U1", blocks)
-        try:
-            reply = self._llm.complete_json(prompt, prompts.DIAGNOSE_SCHEMA,
-                                            operation="allmem.diagnose", system=prompts.SYSTEM)
-        except LLMError as exc:
-            log.warning("allmem_diagnosis_failed", anchor=hood.anchor.id, error=str(exc)[:200])
-            return None
-        out = []
-        for item in reply.get("proposals", []):
-            # Aliases are mapped back to ids; anything else is kept verbatim so Norm
-            # can drop it as an unknown id and count it.
-            target = tuple(aliases.get(str(t).strip().upper(), str(t).strip())
-                           for t in item["target"])
-            out.append(Proposal(op=str(item["op"]), target=target,
-                                confidence=float(item["confidence"]),
-                                reason=str(item.get("reason", ""))[:300],
-                                anchor=hood.anchor.id))
-        return out
-
-
 def build_offline_diagnoser(config: NoConfig, deps: Deps, host: ATCConfig) -> OfflineDiagnoser:
     """Factory of ``allmem.diagnoser.offline`` (thresholds from the host's ``offline``)."""
     del config
     return OfflineDiagnoser(host.offline, deps.embedder)
-
-
-def build_llm_diagnoser(config: NoConfig, deps: Deps, host: ATCConfig) -> LLMDiagnoser:
-    """Factory of ``allmem.diagnoser.llm`` (``workers`` parallel calls, from the host)."""
-    del config
-    return LLMDiagnoser(deps.llm, workers=host.workers)
