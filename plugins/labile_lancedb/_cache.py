@@ -267,8 +267,9 @@ class NodeTable:
             training = self._training
             if training is not None and training.codes is codes:
                 training.wait()  # one started in the background: use it, not a second one
-                if self._install(training):
-                    return self._partitions  # type: ignore[return-value]
+                installed = self._install(training)
+                if installed is not None:
+                    return installed
             n = len(self.ids)
             self._partitions = Partitions.train(codes, n, self.has_emb[:n], self.unit_rows_at,
                                                 self.unit_rows)
@@ -291,20 +292,21 @@ class NodeTable:
         if training is not None and training.codes is codes:
             if not training.done.is_set():
                 return None
-            if self._install(training):
-                return self._partitions
+            installed = self._install(training)
+            if installed is not None:
+                return installed
         self._training = CellTraining(codes, self.records, self.has_emb, self.dim).start()
         return None
 
-    def _install(self, training: CellTraining) -> bool:
-        """Lay out a finished training's cells as the partitions; ``False`` if it failed."""
+    def _install(self, training: CellTraining) -> Partitions | None:
+        """Lay out a finished training's cells as the partitions (``None`` if it failed)."""
         self._training = None
         if training.error is not None:
-            return False
+            return None
         dirty = dict.fromkeys(training.dirty)  # each slot once, in write order
         units = {i: _unit(self.records[i].embedding, self.dim) for i in dirty}
         self._partitions = training.partitions(self._cap, units)
-        return True
+        return self._partitions
 
     @property
     def partitions_training(self) -> CellTraining | None:
