@@ -295,7 +295,9 @@ class NodeTable:
             installed = self._install(training)
             if installed is not None:
                 return installed
-        self._training = CellTraining(codes, self.records, self.has_emb, self.dim).start()
+        self._training = CellTraining(
+            codes, self.records, self.has_emb, self.dim,
+            lambda node: _unit(node.embedding, self.dim)).start()
         return None
 
     def _install(self, training: CellTraining) -> Partitions | None:

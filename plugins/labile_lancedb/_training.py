@@ -21,7 +21,7 @@ little.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import structlog
@@ -46,10 +46,13 @@ class CellTraining:
             list is copied: the owner keeps appending to its own).
         embedded: Which of those slots have an embedding (copied).
         dim: The vectors' dimension.
+        unit: A record's unit vector (zeros without an embedding), the owner's own
+            normalisation, so cells and codes see the same vectors.
     """
 
     def __init__(self, codes: BinaryCodes, records: Sequence[Node],
-                 embedded: NDArray[np.bool_], dim: int) -> None:
+                 embedded: NDArray[np.bool_], dim: int,
+                 unit: Callable[[Node], NDArray[np.float32]]) -> None:
         self.codes = codes
         self.n = len(records)
         self.dirty: list[int] = []
@@ -58,6 +61,7 @@ class CellTraining:
         self._records = list(records)
         self._embedded = embedded[: self.n].copy()
         self._dim = dim
+        self._unit = unit
         self._centroids: NDArray[np.float32] | None = None
         self._cell_of: NDArray[np.int32] | None = None
         self._thread = threading.Thread(target=self._run, name="labile-cells", daemon=True)
@@ -75,10 +79,7 @@ class CellTraining:
     def _rows(self, slots: Sequence[int]) -> NDArray[np.float32]:
         rows = np.zeros((len(slots), self._dim), np.float32)
         for j, i in enumerate(slots):
-            emb = self._records[i].embedding
-            if emb is not None:
-                v = np.asarray(emb, np.float32)
-                rows[j] = v / max(float(np.linalg.norm(v)), 1e-12)
+            rows[j] = self._unit(self._records[i])
         return rows
 
     def _run(self) -> None:
