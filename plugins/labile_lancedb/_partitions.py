@@ -231,44 +231,54 @@ class Partitions:
         while True:
             cells = (np.sort(np.argpartition(-scores, probes - 1)[:probes])
                      if probes < self.cells else np.arange(self.cells))
-            positions = self._positions(cells)
-            if candidates is not None or self._any_dead:
-                keep = ~self._dead[positions]
-                if candidates is not None:
-                    keep &= candidates[self._order[positions]]
-                positions = positions[keep]
+            probe = self._probe(cells, candidates)
             tail = self._tail_in(cells, candidates)
-            if len(positions) + len(tail) >= want or probes >= self.cells:
+            if len(probe) + len(tail) >= want or probes >= self.cells:
                 break
             probes *= 2
         qc = self.codes.encode(q.reshape(1, -1))[0]
         far = self.codes.words * 64 + 1
         prefix = min(PREFIX_WORDS, self.codes.words)
-        if prefix < self.codes.words and len(positions) + len(tail) > PREFIX_KEEP * want:
+        if prefix < self.codes.words and len(probe) + len(tail) > PREFIX_KEEP * want:
             # First the leading words only, keeping PREFIX_KEEP x want; then the full
             # code of those few (a gather by slot), keeping want.
-            first = self._slots(positions, tail, smallest(
-                self._distances(positions, tail, qc, prefix), PREFIX_KEEP * want, far))
+            first = self._slots(probe, tail, smallest(
+                self._distances(probe, tail, qc, prefix), PREFIX_KEEP * want, far))
             slots = first[smallest(_hamming(self.codes.columns_ref(), first, qc), want, far)]
         else:
-            slots = self._slots(positions, tail, smallest(
-                self._distances(positions, tail, qc, self.codes.words), want, far))
+            slots = self._slots(probe, tail, smallest(
+                self._distances(probe, tail, qc, self.codes.words), want, far))
         return self.codes.best_asymmetric(q, np.sort(slots), count)
 
-    def _distances(self, positions: NDArray[np.intp], tail: NDArray[np.intp],
+    def _probe(self, cells: NDArray[np.intp],
+               candidates: NDArray[np.bool_] | None) -> _Runs | NDArray[np.intp]:
+        """The laid-out positions to read in ``cells``: whole runs of cells when nothing is
+        masked (no filter, no moved node), else the surviving positions one by one."""
+        if candidates is None and not self._any_dead:
+            return _Runs.of(self._offsets, cells)
+        positions = self._positions(cells)
+        keep = ~self._dead[positions]
+        if candidates is not None:
+            keep &= candidates[self._order[positions]]
+        out: NDArray[np.intp] = positions[keep]
+        return out
+
+    def _distances(self, probe: _Runs | NDArray[np.intp], tail: NDArray[np.intp],
                    qc: NDArray[np.uint64], words: int) -> NDArray[np.uint16]:
-        """Hamming distances over the first ``words`` words: ``positions``, then ``tail``."""
-        dist = _hamming(self._laid[:words], positions, qc)
+        """Hamming distances over the first ``words`` words: ``probe``, then ``tail``."""
+        dist = (probe.hamming(self._laid, qc, words) if isinstance(probe, _Runs)
+                else _hamming(self._laid[:words], probe, qc))
         if len(tail):
             dist = np.concatenate([dist, _hamming(self.codes.columns_ref()[:words], tail, qc)])
         return dist
 
-    def _slots(self, positions: NDArray[np.intp], tail: NDArray[np.intp],
+    def _slots(self, probe: _Runs | NDArray[np.intp], tail: NDArray[np.intp],
                picked: NDArray[np.intp]) -> NDArray[np.intp]:
-        """The slots at ascending indices ``picked`` into ``positions`` followed by ``tail``."""
-        laid = picked[picked < len(positions)]
-        out: NDArray[np.intp] = np.concatenate([self._order[positions[laid]],
-                                                tail[picked[len(laid):] - len(positions)]])
+        """The slots at ascending indices ``picked`` into ``probe`` followed by ``tail``."""
+        laid = picked[picked < len(probe)]
+        positions = probe.positions(laid) if isinstance(probe, _Runs) else probe[laid]
+        out: NDArray[np.intp] = np.concatenate([self._order[positions],
+                                                tail[picked[len(laid):] - len(probe)]])
         return out
 
     def _positions(self, cells: NDArray[np.intp]) -> NDArray[np.intp]:
@@ -294,6 +304,58 @@ class Partitions:
         cell = self._cell_of[tail]
         keep = probed[cell] if candidates is None else probed[cell] & candidates[tail]
         out: NDArray[np.intp] = tail[keep]
+        return out
+
+
+class _Runs:
+    """Contiguous ranges of layout positions, read in order: the probed cells, with
+    neighbouring cells merged into one range.
+
+    Reading codes through slices of the cell-ordered layout instead of gathering
+    them by position (`np.take` over an index array as long as the probe) builds
+    no index array: at 1M nodes with a quarter of the cells probed the three-word
+    prefix pass costs 0.65x as much (3.1 against 4.7 ms in a microbenchmark), the
+    whole `Partitions.nearest` about 0.8x.
+    """
+
+    def __init__(self, starts: NDArray[np.intp], stops: NDArray[np.intp]) -> None:
+        self.starts = starts
+        self.stops = stops
+        self._before = np.concatenate([[0], np.cumsum(stops - starts)])  # positions before range i
+
+    @classmethod
+    def of(cls, offsets: NDArray[np.intp], cells: NDArray[np.intp]) -> _Runs:
+        """The ranges of the ascending ``cells`` given the layout's cell ``offsets``."""
+        starts, stops = offsets[cells], offsets[cells + 1]
+        if not len(cells):
+            return cls(np.zeros(0, np.intp), np.zeros(0, np.intp))
+        # a cell that starts where the previous one stops continues its range
+        new = np.concatenate([[True], starts[1:] != stops[:-1]])
+        ends = np.concatenate([new[1:], [True]])
+        return cls(starts[new].astype(np.intp), stops[ends].astype(np.intp))
+
+    def __len__(self) -> int:
+        return int(self._before[-1])
+
+    def hamming(self, laid: NDArray[np.uint64], qc: NDArray[np.uint64],
+                words: int) -> NDArray[np.uint16]:
+        """Hamming distance of ``qc`` over the first ``words`` words, position by position."""
+        acc = np.zeros(len(self), np.uint16)
+        bits = np.empty(len(self), np.uint8)
+        bounds = list(zip(self.starts.tolist(), self.stops.tolist(), strict=True))
+        for j in range(words):
+            row = laid[j]
+            word = (np.concatenate([row[a:b] for a, b in bounds]) if bounds
+                    else np.zeros(0, np.uint64))
+            np.bitwise_xor(word, qc[j], out=word)
+            np.bitwise_count(word, out=bits)
+            np.add(acc, bits, out=acc)
+        return acc
+
+    def positions(self, picked: NDArray[np.intp]) -> NDArray[np.intp]:
+        """The layout positions at ascending indices ``picked`` into the ranges."""
+        at = np.searchsorted(self._before, picked, side="right") - 1
+        out: NDArray[np.intp] = self.starts[at] + (picked - self._before[at])
         return out
 
 

@@ -105,6 +105,32 @@ def test_nearest_returns_candidates_in_the_probed_cells_or_widens_the_probe(
     assert np.all(np.diff(every) > 0) and len(every) == min(count, n)
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 400), dim=st.integers(2, 200), count=st.integers(1, 40),
+       probes=st.integers(1, 40), seed=st.integers(0, 2**16), prefix=st.booleans(),
+       cells=st.integers(1, 30), tail=st.integers(0, 40))
+def test_reading_whole_runs_of_cells_selects_what_reading_positions_does(
+    n: int, dim: int, count: int, probes: int, seed: int, prefix: bool, cells: int, tail: int
+) -> None:
+    """With no filter the probe reads the laid-out codes by slices of whole cells; an
+    all-true filter takes the position-by-position path. Both must pick exactly the same
+    slots (same distances, same tie order), tail nodes included."""
+    rng = np.random.default_rng(seed)
+    vecs = rvec(rng, n, dim)
+    parts = _build(vecs, cells=cells)
+    parts.codes.grow(n + tail)
+    for slot, unit in enumerate(rvec(rng, tail, dim), start=n):  # written after the layout
+        parts.codes.set(slot, unit)
+        parts.set(slot, unit)
+    q = rvec(rng, 1, dim)[0]
+    everyone = np.ones(n + tail, bool)
+    with (patch.object(_partitions, "PREFIX_WORDS", 1 if prefix else _partitions.PREFIX_WORDS),
+          patch.object(_partitions, "PREFIX_KEEP", 2 if prefix else _partitions.PREFIX_KEEP)):
+        by_runs = parts.nearest(q, None, count, probes)
+        by_positions = parts.nearest(q, everyone, count, probes)
+    assert by_runs.tolist() == by_positions.tolist()
+
+
 def test_all_cells_probed_is_the_full_quantized_scan() -> None:
     """Reading every cell selects the same slots as the quantized scan over all codes (same
     Hamming set up to ties, then the same asymmetric step)."""
