@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from lancedb_helpers import child_env, edge, node, open_store
-from labile_lancedb import _sql
-from labile_lancedb.store import LanceStore
 
 from labile.plugin import DeferredStore, StoreError
+from labile_lancedb import _sql
+from labile_lancedb.store import LanceStore
 
 NS = "ns"
 
