@@ -29,9 +29,14 @@ module makes such a block cheap:
   never loses sight of its own waiting edits. An edge whose end node is gone
   by then is dropped, never committed dangling.
 
+A commit of the carry that fails at the end of a block (another writer holds
+the lock too long) does not fail the block, whose own writes succeeded: the
+edits stay carried and the commit is tried again at the next block's end.
+
 What a ``kill -9`` (or a process that exits without `LanceStore.close`) can
 lose: the carried edits, i.e. at most the last ``deferred_commit_every - 1``
-deferred blocks and none older than the last ordinary batch. Nothing else:
+deferred blocks (more while commits fail) and none older than the last
+ordinary batch. Nothing else:
 the tables were never touched, so the store opens as of its last commit,
 consistent. Other processes see the edits once they are committed.
 """
@@ -47,7 +52,7 @@ from typing import TYPE_CHECKING
 import attrs
 import structlog
 
-from labile.plugin import Edge
+from labile.plugin import Edge, StoreError
 
 if TYPE_CHECKING:
     from labile_lancedb.store import LanceStore
@@ -247,4 +252,8 @@ def deferred(store: LanceStore, namespace: str) -> Iterator[None]:
         return
     carry.blocks += 1
     if carry.due(config.deferred_commit_every, config.deferred_max_age_s):
-        store.flush()
+        try:
+            store.flush()
+        except StoreError as exc:  # the block itself succeeded: keep carrying, retry later
+            log.warning("lancedb_deferred_commit_failed", edits=sum(map(len, carry.edges.values())),
+                        error=f"{type(exc).__name__}: {exc}")

@@ -145,6 +145,25 @@ def test_inside_a_batch_it_joins_the_batch(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_failed_group_commit_does_not_fail_the_block(tmp_path: Path) -> None:
+    store = seeded(tmp_path / "m", deferred_commit_every=1 + 1)
+    real_flush = store.flush
+
+    def busy() -> None:
+        raise StoreError("busy")
+
+    store.flush = busy  # type: ignore[method-assign]
+    for w in (0.5, 0.6, 0.7):  # due after the second: the commit fails, the blocks do not
+        with store.deferred(NS):
+            store.upsert_edges(NS, [edge("a", "b", weight=w)])
+    assert weights(store)[AB] == 0.7 and committed_weights(store) == {AB: 1.0}
+    store.flush = real_flush  # type: ignore[method-assign]
+    with store.deferred(NS):  # still due: this block's end commits everything
+        store.upsert_edges(NS, [edge("a", "c", weight=0.2)])
+    assert committed_weights(store) == {AB: 0.7, AC: 0.2}
+    store.close()
+
+
 def test_one_means_commit_each_block(tmp_path: Path) -> None:
     store = seeded(tmp_path / "m", deferred_commit_every=1)
     with store.deferred(NS):
