@@ -11,9 +11,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lancedb_helpers import child_env, edge, node, open_store
 
 from labile.plugin import DeferredStore, StoreError
@@ -213,3 +216,42 @@ def test_kill_9_loses_only_the_waiting_edits(tmp_path: Path) -> None:
     assert weights(store) == {AB: 0.4}  # the committed group; the three waiting are lost
     assert not store._meta_read().get("intent")
     store.close()
+
+
+OPS = st.lists(st.tuples(st.sampled_from(["deferred", "failing", "batch", "flush"]),
+                         st.sampled_from([("a", "b"), ("a", "c"), ("b", "c")]),
+                         st.floats(0.0, 1.0, allow_nan=False)), min_size=1, max_size=8)
+
+
+@settings(max_examples=8, deadline=None)
+@given(ops=OPS)
+def test_reads_always_show_the_model_and_close_keeps_it(ops: list[tuple[str, tuple[str, str],
+                                                                       float]]) -> None:
+    """Whatever mix of deferred blocks (some failing), ordinary batches and flushes: reads
+    show every successful write at once, and after close a new store holds exactly them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = seeded(Path(tmp) / "m", deferred_commit_every=3, deferred_max_age_s=1e6)
+        model = {AB: 1.0}
+        for kind, (src, dst), w in ops:
+            e = edge(src, dst, weight=w)
+            if kind == "flush":
+                store.flush()
+            elif kind == "batch":
+                with store.batch(NS):
+                    store.upsert_edges(NS, [e])
+                model[e.id] = w
+            else:
+                try:
+                    with store.deferred(NS):
+                        store.upsert_edges(NS, [e])
+                        if kind == "failing":
+                            raise RuntimeError("boom")
+                except RuntimeError:
+                    pass
+                else:
+                    model[e.id] = w
+            assert weights(store) == model
+        store.close()
+        again = open_store(Path(tmp) / "m")
+        assert weights(again) == model
+        again.close()
