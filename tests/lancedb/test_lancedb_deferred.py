@@ -34,6 +34,14 @@ def seeded(path: Path, **kw: object) -> LanceStore:
     return store
 
 
+def waiting_ab(path: Path) -> LanceStore:
+    """A seeded store with one deferred edit waiting: a-b at weight 0.5."""
+    store = seeded(path / "m", deferred_commit_every=100)
+    with store.deferred(NS):
+        store.upsert_edges(NS, [edge("a", "b", weight=0.5)])
+    return store
+
+
 def committed_weights(store: LanceStore) -> dict[str, float]:
     """Edge id -> weight as LanceDB holds them (not the cache)."""
     rows = store._lance.scan("edges", _sql.namespace_is(NS), ["id", "weight"])
@@ -81,9 +89,7 @@ def test_close_commits_what_waits(tmp_path: Path) -> None:
 
 
 def test_a_failed_block_is_undone_and_earlier_ones_kept(tmp_path: Path) -> None:
-    store = seeded(tmp_path / "m", deferred_commit_every=100)
-    with store.deferred(NS):
-        store.upsert_edges(NS, [edge("a", "b", weight=0.5)])
+    store = waiting_ab(tmp_path)
     with pytest.raises(RuntimeError), store.deferred(NS):
         store.upsert_edges(NS, [edge("a", "b", weight=0.9), edge("a", "c", weight=0.3)])
         assert weights(store)[AB] == 0.9
@@ -108,9 +114,7 @@ def test_an_ordinary_batch_commits_the_carry_first(tmp_path: Path) -> None:
 
 
 def test_a_rolled_back_batch_keeps_the_carry(tmp_path: Path) -> None:
-    store = seeded(tmp_path / "m", deferred_commit_every=100)
-    with store.deferred(NS):
-        store.upsert_edges(NS, [edge("a", "b", weight=0.5)])
+    store = waiting_ab(tmp_path)
     with pytest.raises(RuntimeError), store.batch(NS):
         store.upsert_edges(NS, [edge("b", "c", weight=0.4)])
         raise RuntimeError("boom")
@@ -122,9 +126,7 @@ def test_a_rolled_back_batch_keeps_the_carry(tmp_path: Path) -> None:
 
 
 def test_writing_a_node_turns_the_block_into_a_batch(tmp_path: Path) -> None:
-    store = seeded(tmp_path / "m", deferred_commit_every=100)
-    with store.deferred(NS):
-        store.upsert_edges(NS, [edge("a", "b", weight=0.5)])
+    store = waiting_ab(tmp_path)
     with store.deferred(NS):
         store.upsert_edges(NS, [edge("a", "c", weight=0.3)])
         store.upsert_nodes(NS, [node("d")])
