@@ -51,7 +51,14 @@ from labile._protocols import (
     Store,
 )
 from labile._recorded import recorded_pipeline
-from labile._recovery import PENDING_KIND, add_batch, batch_of, count_pending, repair_pending
+from labile._recovery import (
+    PENDING_KIND,
+    add_batch,
+    batch_of,
+    count_pending,
+    feedback_batch,
+    repair_pending,
+)
 from labile._registry import Registries, collect
 from labile._schema import Schema
 from labile._usage import UsageMeter
@@ -327,7 +334,12 @@ class Memory:
         cited: Sequence[str] = (), useful: bool | None = None,
     ) -> list[OperationReport]:
         """Let the reconsolidators learn from how ``result`` was used (one batch: if any
-        fails, none of their edits is kept)."""
+        fails, none of their edits is kept).
+
+        With a store that defers writes (`labile.plugin.DeferredStore`, such as
+        the LanceDB store) the edits are visible at once but become durable
+        later, with those of other feedback calls; `close` makes them durable.
+        """
         self._check_open()
         if not isinstance(result, RetrievalResult):
             raise InputError("result must be the RetrievalResult a search returned, got "
@@ -339,7 +351,9 @@ class Memory:
         fb = Feedback(answer=answer, cited=tuple(cited), useful=useful)
         reports: list[OperationReport] = []
         done: list[Reconsolidator] = []  # one batch: the feedback applies whole or not at all
-        with self._write_lock, batch_of(self, result.query.namespace, done):
+        # A store that can defer the commit (`labile.plugin.DeferredStore`) makes the
+        # edits durable with later ones: learning from each query costs no commit.
+        with self._write_lock, feedback_batch(self, result.query.namespace, done):
             for _name, op in self.reconsolidators:
                 done.append(op)
                 reports.append(op.reconsolidate(result, fb))

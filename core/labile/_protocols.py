@@ -364,6 +364,31 @@ class SharedStore(Protocol):
         ...
 
 
+@runtime_checkable
+class DeferredStore(Protocol):
+    """Optional: a store that can make a group of edge writes durable later.
+
+    The memory runs `labile.Memory.feedback` in ``deferred(namespace)``
+    instead of ``batch(namespace)`` when its store has it, so that learning
+    from each answered query does not cost a durable commit. Inside the block
+    the writes behave as in a batch for this process: reads see them at once,
+    and an exception escaping the block undoes all of them. Unlike a batch,
+    they become durable later, together with those of other deferred blocks:
+    at the store's next ordinary batch, when enough blocks have accumulated,
+    at ``flush()`` or at ``close()``. A process killed before that loses them
+    (and nothing else); the store opens consistent, as of its last commit.
+    The store documents what a block may write and how many blocks wait.
+    """
+
+    def deferred(self, namespace: str) -> AbstractContextManager[None]:
+        """Group the writes made inside the block; they become durable later."""
+        ...
+
+    def flush(self) -> None:
+        """Make every deferred write durable now (a no-op when none waits)."""
+        ...
+
+
 @attrs.frozen(kw_only=True)
 class CoreDeps:
     """What embedder and LLM factories get: the pipeline's shared services.

@@ -28,13 +28,13 @@ import attrs
 import structlog
 
 from labile._model import AddReport, Node, NodeFilter, NodeKind, Observation
-from labile._protocols import RollbackAware, Store
+from labile._protocols import DeferredStore, RollbackAware, Store
 
 if TYPE_CHECKING:
     from labile._memory import Memory
 
 __all__ = ["PENDING", "PENDING_KIND", "add_batch", "batch_of", "build", "count_pending",
-           "pending_ids", "repair_pending", "roll_back", "rolling_back"]
+           "feedback_batch", "pending_ids", "repair_pending", "roll_back", "rolling_back"]
 
 log = structlog.get_logger(__name__)
 
@@ -86,6 +86,21 @@ def batch_of(memory: Memory, namespace: str, participants: Sequence[Any]) -> Ite
     they run from ``memory`` inside the block, not before it.
     """
     with rolling_back(memory, namespace, participants), memory.store.batch(namespace):
+        catch_up(memory)
+        yield
+
+
+@contextmanager
+def feedback_batch(memory: Memory, namespace: str, participants: Sequence[Any]) -> Iterator[None]:
+    """The block a feedback runs in: the store's ``deferred`` block when it has one
+    (`labile.plugin.DeferredStore`: durable later, not one commit per feedback),
+    else `batch_of`. Either way an exception rolls ``participants`` back with it."""
+    store = memory.store
+    if not isinstance(store, DeferredStore):
+        with batch_of(memory, namespace, participants):
+            yield
+        return
+    with rolling_back(memory, namespace, participants), store.deferred(namespace):
         catch_up(memory)
         yield
 

@@ -77,6 +77,7 @@ from labile._protocols import (
     Answerer,
     Consolidator,
     CoreDeps,
+    DeferredStore,
     Deps,
     Direction,
     Embedder,
@@ -99,7 +100,8 @@ from labile._vectors import cosine
 
 __all__ = [
     "BUNDLED", "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
-    "Configure", "Consolidator", "CoreDeps", "Declare", "Deps", "Direction", "Edge", "Embedder",
+    "Configure", "Consolidator", "CoreDeps", "Declare", "DeferredStore", "Deps", "Direction",
+    "Edge", "Embedder",
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
     "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",

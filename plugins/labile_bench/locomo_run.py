@@ -15,9 +15,14 @@ The JSON summary (``--json``) has a stable, versioned schema (`SCHEMA_VERSION`):
                         "by_category": {"1": {...}, ...},
                         "ingest_turns_per_s": float, "embedder_turns_per_s": float,
                         "query_ms": {"p50", "p95"}, "embed_query_ms": {"p50"},
-                        "store": {...}, "llm": {...}}}}
+                        "feedback_ms": {"p50", "p95"}, "question_cpu_ms": {"p50"},
+                        "ingest_cpu_s": float, "store": {...}, "llm": {...}}}}
 
-Metrics are percentages. Changing the shape requires bumping the version.
+Metrics are percentages. ``query_ms`` is the search without the query's
+embedding; ``feedback_ms`` (the reconsolidation after it) is kept off that
+clock, and ``question_cpu_ms`` is the process CPU of search plus feedback
+(the embedder's threads included). Changing the shape requires bumping the
+version (adding keys does not: readers ignore the ones they do not know).
 """
 
 from __future__ import annotations
@@ -165,33 +170,39 @@ def run_preset(
     kmax = max(ks)
     query_ms: list[float] = []
     embed_ms: list[float] = []
+    feedback_ms: list[float] = []
+    question_cpu_ms: list[float] = []
     n_turns = 0
-    ingest_s = 0.0
+    ingest_s = ingest_cpu_s = 0.0
     batches: list[list[str]] = []
     log_fh = log_path.open("w", encoding="utf-8") if log_path else None
     try:
         for conv in progress(conversations, label=f"{preset}: ingest", enabled=show_progress):
             for batch in observations_of(conv):
                 if reused is None:
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     memory.add(batch, namespace=conv.sample_id)
                     ingest_s += time.perf_counter() - t0
+                    ingest_cpu_s += time.process_time() - c0
                 n_turns += len(batch)
                 batches.append([turn_text(o) for o in batch])
         if reused is not None:
             ingest_s = float(reused["ingest_s"])
+            ingest_cpu_s = float(reused.get("ingest_cpu_s", 0.0))
             embedder_rate = reused.get("embedder_turns_per_s")
         else:
             embedder_rate = _bare_embed_rate(memory, batches)
         if reused is None and snapshot is not None and store_dir is not None:
             memory.close()
             _save_snapshot(store_dir / preset, snapshot, {
-                "ingest_s": ingest_s, "turns": n_turns, "embedder_turns_per_s": embedder_rate})
+                "ingest_s": ingest_s, "ingest_cpu_s": ingest_cpu_s, "turns": n_turns,
+                "embedder_turns_per_s": embedder_rate})
             memory = Memory.open(table)
         questions = [(c, q) for c in conversations for q in c.questions
                      if q.category in CATEGORIES and q.evidence]
         for conv, q in progress(questions, label=f"{preset}: questions", enabled=show_progress):
             as_of = conv.sessions[-1].timestamp
+            c0 = time.process_time()
             result = memory.search(q.question, namespace=conv.sample_id, k=kmax, as_of=as_of)
             query_ms.append(result.total_ms - result.embed_ms)
             embed_ms.append(result.embed_ms)
@@ -201,7 +212,12 @@ def run_preset(
             if qa_hook is not None:
                 extra = qa_hook(memory, conv, q, result)
             elif memory.reconsolidators:
+                # Not on the query's clock: the caller has its result before it gives
+                # feedback; timed apart (``feedback_ms``) and in the question's CPU.
+                t0 = time.perf_counter()
                 memory.feedback(result, answer=None)
+                feedback_ms.append((time.perf_counter() - t0) * 1000)
+            question_cpu_ms.append((time.process_time() - c0) * 1000)
             if log_fh:
                 log_fh.write(json.dumps({
                     "preset": preset, "sample_id": conv.sample_id, "index": q.index,
@@ -223,6 +239,10 @@ def run_preset(
             "query_ms": {"p50": round(percentile(query_ms, 50), 3),
                          "p95": round(percentile(query_ms, 95), 3)},
             "embed_query_ms": {"p50": round(percentile(embed_ms, 50), 3)},
+            "feedback_ms": {"p50": round(percentile(feedback_ms, 50), 3) if feedback_ms else 0.0,
+                            "p95": round(percentile(feedback_ms, 95), 3) if feedback_ms else 0.0},
+            "question_cpu_ms": {"p50": round(percentile(question_cpu_ms, 50), 3)},
+            "ingest_cpu_s": round(ingest_cpu_s, 2),
             "store": memory.store.stats(),
             "llm": memory.usage.snapshot()["total"],
         })
@@ -365,4 +385,7 @@ def format_table(summary: dict[str, Any], ks: Sequence[int]) -> str:
         f"{presets[n]['query_ms']['p95']:>{width}.2f}" for n in names))
     lines.append(f"{'embed_query p50':<19}" + "".join(
         f"{presets[n]['embed_query_ms']['p50']:>{width}.2f}" for n in names))
+    for label, key in (("feedback_ms p50", "feedback_ms"), ("question_cpu p50", "question_cpu_ms")):
+        lines.append(f"{label:<19}" + "".join(
+            f"{presets[n].get(key, {}).get('p50', 0.0):>{width}.2f}" for n in names))
     return "\n".join(lines)

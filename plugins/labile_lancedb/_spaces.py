@@ -11,10 +11,11 @@ touched, and entirely when another process commits.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import structlog
 
+from labile.plugin import Edge
 from labile_lancedb import _rows, _sql
 from labile_lancedb._cache import EdgeGraph, NodeTable, Space
 from labile_lancedb._tables import LanceTables
@@ -40,6 +41,9 @@ class SpaceCache:
         self._tables = tables
         self._spaces: dict[str, Space] = {}
         self.known_namespaces: set[str] | None = None
+        #: Edges written but not committed yet (`labile_lancedb._deferred`), put
+        #: over the committed ones whenever a namespace's edges are (re)loaded.
+        self.edge_overlay: Callable[[str], Iterable[tuple[Edge, int]]] | None = None
 
     def __len__(self) -> int:
         """How many namespaces have a cache."""
@@ -78,6 +82,9 @@ class SpaceCache:
             rows = self._tables.scan("edges", _sql.namespace_is(namespace), cols)
             for edge, seq in _rows.edges_from(rows):
                 graph.put(edge, seq)
+            if self.edge_overlay is not None:
+                for edge, seq in self.edge_overlay(namespace):
+                    graph.put(edge, seq)
             space.edges = graph
         return space.edges
 

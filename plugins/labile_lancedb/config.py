@@ -68,6 +68,14 @@ class LanceStoreConfig:
             by another process, in seconds; ``0`` checks on every read.
         fts_language: Language of the full-text index's stemmer and stop words
             (one of `FTS_LANGUAGES`).
+        deferred_commit_every: How many `LanceStore.deferred` blocks (one per
+            `labile.Memory.feedback`) wait in memory before their edge writes are
+            committed together; ``1`` commits each block at its exit, like a batch.
+            A process killed meanwhile loses the waiting edits (see
+            `labile_lancedb._deferred`).
+        deferred_max_age_s: ... or how old the oldest waiting edit may be at the
+            end of a block before they are committed (an idle process commits
+            them at its next batch, `LanceStore.flush` or `LanceStore.close`).
         lock_timeout_s: How long a writer waits for another process's batch
             (which holds the store's write lock, or its lease on an object
             store) before giving up with `labile_lancedb._lock.StoreBusyError`.
@@ -94,6 +102,8 @@ class LanceStoreConfig:
     storage_options: dict[str, str] = attrs.field(factory=dict)
     storage_options_env: dict[str, str] = attrs.field(factory=dict)
     lease_ttl_s: float = attrs.field(default=30.0, validator=attrs.validators.ge(1.0))
+    deferred_commit_every: int = attrs.field(default=32, validator=_pos_int)
+    deferred_max_age_s: float = attrs.field(default=10.0, validator=attrs.validators.ge(0.0))
 
     def __attrs_post_init__(self) -> None:
         from labile_lancedb._location import check_options

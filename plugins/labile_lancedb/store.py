@@ -25,6 +25,7 @@ what the call means for records) and delegates to one module per concern:
 `labile_lancedb._lock`        the cross-process write lock (local directory)
 `labile_lancedb._lease`       the writer lease (object store)
 `labile_lancedb._txn`         the write buffer and the intent protocol (crash safety)
+`labile_lancedb._deferred`    deferred blocks: edge writes committed later, together
 `labile_lancedb._freshness`   noticing other processes' commits
 `labile_lancedb._spaces`      which namespaces are cached; loading them
 `labile_lancedb._cache`       the cached structures (numpy node table, igraph edges)
@@ -43,10 +44,11 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
+import structlog
 from numpy.typing import NDArray
 
 from labile.plugin import Direction, Edge, Node, NodeFilter, Observation, Scored, StoreError
-from labile_lancedb import _erase, _rows, _search, _sql
+from labile_lancedb import _deferred, _erase, _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
 from labile_lancedb._migrations import migrate
@@ -55,6 +57,8 @@ from labile_lancedb._stats import store_stats
 from labile_lancedb.config import LanceStoreConfig
 
 __all__ = ["LanceStore", "LanceStoreConfig", "SearchMode", "migrate"]
+
+log = structlog.get_logger(__name__)
 
 
 class LanceStore:
@@ -100,6 +104,8 @@ class LanceStore:
         self._lock = self._engine.lock
         self._lance = self._engine.tables
         self._spaces = self._engine.spaces
+        self._carry = _deferred.Carry()
+        self._spaces.edge_overlay = lambda ns: _deferred.overlay(self, ns)
 
     @property
     def external_commits(self) -> int:
@@ -141,7 +147,20 @@ class LanceStore:
         Raises:
             StoreError: the commit failed (the transaction was rolled back).
         """
-        return self._engine.batch(namespace)
+        return _deferred.batch(self, namespace)
+
+    def deferred(self, namespace: str) -> AbstractContextManager[None]:
+        """A block whose edge writes are seen at once but committed later, with other
+        blocks' (`labile.plugin.DeferredStore`; semantics and what a crash loses:
+        `labile_lancedb._deferred`). Inside an open batch it joins the batch."""
+        return _deferred.deferred(self, namespace)
+
+    def flush(self) -> None:
+        """Commit the waiting edits of `deferred` blocks now (none waiting: a no-op); a
+        failed commit raises `StoreError` and the edits keep waiting."""
+        if self._carry:
+            with self.batch(next(iter(self._carry.edges))):
+                pass
 
     # -- observations ------------------------------------------------------------------
     def add_observations(self, namespace: str, observations: Sequence[Observation]) -> None:
@@ -278,13 +297,18 @@ class LanceStore:
         """
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
+        if self._carry.active_here() is not None and self._engine.txn is None:
+            with self._lock:  # in a deferred block: to the cache and the carry only
+                self._check_edges(namespace, edges)
+                graph = self._spaces.edges(namespace)
+                for edge in edges:
+                    stored = clone(edge, namespace=namespace)
+                    seq = graph.seqs.get(edge.id)
+                    graph.put(stored, self._engine.next_seq() if seq is None else seq)
+                    self._carry.put(namespace, stored, graph.seqs[edge.id])
+            return
         with self.batch(namespace), self._lock:
-            table = self._spaces.nodes(namespace)
-            for edge in edges:
-                for end in (edge.src, edge.dst):
-                    if table.get(end) is None:
-                        raise StoreError(f"edge {edge.id!r} references unknown node {end!r}")
-                _rows.check_edge(edge)
+            self._check_edges(namespace, edges)
             if not edges:
                 return
             graph = self._spaces.edges(namespace)
@@ -297,6 +321,15 @@ class LanceStore:
                     p.new_edges.add(edge.id)
                 graph.put(stored, seq)
                 p.edges[edge.id] = (stored, seq)
+
+    def _check_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        """Refuse the call (before any write) if an edge is unstorable or dangling."""
+        table = self._spaces.nodes(namespace)
+        for edge in edges:
+            for end in (edge.src, edge.dst):
+                if table.get(end) is None:
+                    raise StoreError(f"edge {edge.id!r} references unknown node {end!r}")
+            _rows.check_edge(edge)
 
     def get_edges(self, namespace: str, ids: Sequence[str]) -> list[Edge]:
         """Edges by id, in the order asked; unknown ids are left out."""
@@ -490,10 +523,20 @@ class LanceStore:
     def close(self) -> None:
         """Release the store (and delete a temporary directory). Idempotent.
 
+        Edits waiting from `deferred` blocks are committed first.
+
         Raises:
-            StoreError: called inside an open batch of this thread.
+            StoreError: called inside an open batch of this thread, or the waiting
+                edits could not be committed (they are lost; the store is closed).
         """
-        self._engine.close()
+        try:
+            if self._carry and not self._engine._closed:
+                self.flush()
+        except BaseException:
+            log.error("lancedb_deferred_edits_lost", path=str(self.path))
+            raise
+        finally:
+            self._engine.close()
 
     def __enter__(self) -> LanceStore:
         return self

@@ -390,7 +390,10 @@ class RealmExpander:
                 act = self._activation(parent, s_acc)
                 if fusion is not None:
                     rho = self.config.support_weight
-                    act = fusion.score(node)[0] * (1.0 - rho + rho * score)
+                    own = cache.relevance.get(other)
+                    if own is None:
+                        own = cache.relevance[other] = fusion.score(node)[0]
+                    act = own * (1.0 - rho + rho * score)
                 if echo:
                     echoes[other] = max(echoes.get(other, 0.0), act)
                     continue

@@ -21,6 +21,7 @@ of on an edge description's similarity to the question.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -152,5 +153,11 @@ def spoken_by(node: Node, anchors: Sequence[Any]) -> bool:
     speaker = node.attrs.get("speaker")
     if not isinstance(speaker, str) or not speaker:
         return False
-    said = set(words(speaker))
+    said = _speaker_words(speaker)
     return any(a <= said for a in anchors)
+
+
+@functools.lru_cache(maxsize=4096)
+def _speaker_words(speaker: str) -> frozenset[str]:
+    """A speaker name's words: a search asks this of hundreds of nodes, of few speakers."""
+    return frozenset(words(speaker))

@@ -52,12 +52,15 @@ Candidates = Callable[[Sequence[Reached], set[str]], list[tuple[str, Reached, Ed
 
 
 class ExpansionCache:
-    """Edges and nodes read during one ``expand`` call (each is read once)."""
+    """Edges and nodes read during one ``expand`` call (each is read once), and the
+    reached nodes' own relevance (each scored once: a node is a candidate of many
+    sources and rounds, and its relevance to the question does not change)."""
 
     def __init__(self, store: Store, namespace: str) -> None:
         self.store, self.namespace = store, namespace
         self.edges: dict[str, list[Edge]] = {}
         self.nodes: dict[str, Node] = {}
+        self.relevance: dict[str, float] = {}
 
     def edges_of(self, ids: Sequence[str]) -> dict[str, list[Edge]]:
         """Every edge touching each of ``ids`` (one store call for the unknown ones)."""
