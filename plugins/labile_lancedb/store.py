@@ -38,6 +38,7 @@ what the call means for records) and delegates to one module per concern:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -115,6 +116,13 @@ class LanceStore:
     def _meta_read(self) -> dict[str, str]:
         return self._lance.meta_read()
 
+    def _open_intents(self) -> dict[str, dict[str, int]]:
+        """Namespaces whose ``meta`` row (newest version) shows an open intent."""
+        meta = self._lance.latest_meta()
+        return {k[3:]: v["intent"] for k, v in
+                ((k, json.loads(raw)) for k, raw in meta.items() if k.startswith("ns:"))
+                if v.get("intent")}
+
     def reading(self, namespace: str) -> AbstractContextManager[None]:
         """One logical read: check for other processes' commits once, on entry.
 
@@ -166,7 +174,7 @@ class LanceStore:
                 return
             p = self._engine.write_buffer(namespace)
             for obs in observations:
-                p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq())
+                p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq(namespace))
                 ids.add(obs.id)
 
     def existing_observation_ids(self, namespace: str, ids: Iterable[str]) -> set[str]:
@@ -198,7 +206,8 @@ class LanceStore:
         where = _sql.namespace_is(namespace)
         if ids is not None:
             where += " AND " + _sql.in_list("key", [_rows.key(namespace, i) for i in ids])
-        return _rows.observations_from(self._lance.scan("observations", where))
+        return _rows.observations_from(self._lance.scan("observations", where,
+                                                        namespace=namespace))
 
     def iter_observations(self, namespace: str) -> Iterator[Observation]:
         """Every observation of the namespace, in insertion order."""
@@ -239,7 +248,7 @@ class LanceStore:
                                np.array(emb, dtype=np.float32))
                 seq = table.seq_of(node.id)
                 if seq is None:
-                    seq = self._engine.next_seq()
+                    seq = self._engine.next_seq(namespace)
                     p.new_nodes.add(node.id)
                 table.put(stored, seq)
                 p.nodes[node.id] = (stored, seq)
@@ -293,7 +302,7 @@ class LanceStore:
                 stored = clone(edge, namespace=namespace)
                 seq = graph.seqs.get(edge.id)
                 if seq is None:
-                    seq = self._engine.next_seq()
+                    seq = self._engine.next_seq(namespace)
                     p.new_edges.add(edge.id)
                 graph.put(stored, seq)
                 p.edges[edge.id] = (stored, seq)

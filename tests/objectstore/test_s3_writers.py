@@ -94,7 +94,7 @@ def _verify(server: S3Server, uri: str, namespaces: tuple[str, ...]) -> dict[str
     (and, under ``""``, ``{"intent"}`` if a dead writer's intent was still there)."""
     store = open_s3_store(server, uri, lease_ttl_s=TTL_S)
     try:
-        intent = store._meta_read().get("intent")
+        intent = store._open_intents()
         found: dict[str, set[str]] = {"": {"intent"} if intent else set()}
         for ns in namespaces:
             obs_ids = {o.id for o in store.iter_observations(ns)}
