@@ -1,8 +1,9 @@
-"""Writer processes on one ``s3://`` store (moto on loopback): the lease at work.
+"""Writer processes on one ``s3://`` store (moto on loopback): the leases at work.
 
 * Two processes writing the same ids to one namespace end with exact counts.
-* Two processes writing to different namespaces both make progress, batch by
-  batch (the lease is store-wide: their batches interleave).
+* Two processes writing to different namespaces write at the same time: some
+  of their batches (each holding its namespace's lease, its rows already in
+  LanceDB under an intent) overlap in time, on ``s3://`` and on a local directory.
 * ``kill -9`` of a writer at random moments: every acknowledged batch is
   present, a reader opening right after the kill (the dead writer's lease still
   looks held) sees only whole batches, and the next writer takes the stale lease
@@ -23,7 +24,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from objectstore_helpers import S3Server, child_env, open_s3_store
+from objectstore_helpers import S3Server, child_env, deps, open_s3_store
+
+from labile_lancedb.config import LanceStoreConfig
+from labile_lancedb.store import LanceStore
 
 DIM = 16
 #: The crash trials' lease: short, so a killed writer's lease expires quickly.
@@ -34,7 +38,11 @@ RACE_TTL_S = 20.0
 
 #: Writes batches of 4 observations, one node each, a summary node and edges, in
 #: namespace ``ns``; ids come from ``ids`` (a range) in chunks, skipping stored ones.
-#: Prints ``ready`` once open and ``acked <batch> <t>`` after each commit returns.
+#: Prints ``ready`` once open and ``acked <batch> <t> <t0> <t1>`` after each commit
+#: returns, where ``[t0, t1]`` is a span inside the batch (its lock held throughout):
+#: with ``hold_s`` > 0 the batch writes its rows out to LanceDB (a full-text search
+#: flushes the buffer under the intent) and holds for ``hold_s`` before committing.
+#: A local ``path`` (no storage options) works the same.
 CHILD = r'''
 import json, sys, time
 import numpy as np
@@ -46,7 +54,9 @@ from labile_lancedb.store import LanceStore
 
 uri, opts, ns = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 lo, hi, seed = (int(a) for a in sys.argv[4:7])
-env = {"aws_access_key_id": "LABILE_TEST_S3_KEY", "aws_secret_access_key": "LABILE_TEST_S3_SECRET"}
+env = ({"aws_access_key_id": "LABILE_TEST_S3_KEY",
+        "aws_secret_access_key": "LABILE_TEST_S3_SECRET"} if opts else {})
+hold = float(sys.argv[9]) if len(sys.argv) > 9 else 0.0
 store = LanceStore(LanceStoreConfig(path=uri, storage_options=opts, storage_options_env=env,
                                     lease_ttl_s=float(sys.argv[7]), lock_timeout_s=120,
                                     optimize_every=4),
@@ -59,6 +69,7 @@ while go != "-" and not __import__("os").path.exists(go):
 for b in range(lo, hi):
     ids = [f"b{b}-{j}" for j in range(4)]
     with store.batch(ns):
+        t0 = time.time()
         new = [i for i in ids if i not in store.existing_observation_ids(ns, ids)]
         if new:
             store.add_observations(ns, [Observation(id=i, text=f"batch {b} turn {i} coffee",
@@ -70,23 +81,61 @@ for b in range(lo, hi):
             store.upsert_nodes(ns, [*nodes, summary])
             store.upsert_edges(ns, [Edge(id=edge_id(n.id, "part_of", summary.id), src=n.id,
                                          dst=summary.id, predicate="part_of") for n in nodes])
-    print("acked", b, time.time(), flush=True)
+        if hold:
+            store.text_search(ns, "coffee", 1)  # writes the buffer out, under the intent
+            time.sleep(hold)
+        t1 = time.time()
+    print("acked", b, time.time(), t0, t1, flush=True)
 store.close()
 '''
 
 
-def _spawn(server: S3Server, uri: str, ns: str, lo: int, hi: int, seed: int,
-           go: str = "-", ttl_s: float = RACE_TTL_S) -> subprocess.Popen[str]:
-    """A writer child; with ``go``, it starts writing once that file exists."""
+def _spawn(server: S3Server | None, uri: str, ns: str, lo: int, hi: int, seed: int,
+           go: str = "-", ttl_s: float = RACE_TTL_S,
+           hold_s: float = 0.0) -> subprocess.Popen[str]:
+    """A writer child (``server=None``: ``uri`` is a local directory); with ``go``, it
+    starts writing once that file exists."""
+    opts = server.options() if server is not None else {}
     return subprocess.Popen(
-        [sys.executable, "-c", CHILD, uri, json.dumps(server.options()), ns, str(lo), str(hi),
-         str(seed), str(ttl_s), go],
+        [sys.executable, "-c", CHILD, uri, json.dumps(opts), ns, str(lo), str(hi),
+         str(seed), str(ttl_s), go, str(hold_s)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
 
 
 def _acks(out: str) -> list[tuple[int, float]]:
     return [(int(p[1]), float(p[2])) for p in (ln.split() for ln in out.splitlines())
             if p and p[0] == "acked"]
+
+
+def _held(out: str) -> list[tuple[float, float]]:
+    """The ``[t0, t1]`` spans inside each batch (its lock held throughout)."""
+    return [(float(p[3]), float(p[4])) for p in (ln.split() for ln in out.splitlines())
+            if p and p[0] == "acked"]
+
+
+def _race_namespaces(server: S3Server | None, uri: str, tmp_path: Path, batches: int,
+                     hold_s: float) -> list[list[tuple[float, float]]]:
+    """Two writers, of namespaces ``a`` and ``b``, started together; their held spans."""
+    go = tmp_path / "go"
+    procs = [_spawn(server, uri, ns, 0, batches, seed, str(go), hold_s=hold_s)
+             for ns, seed in (("a", 1), ("b", 2))]
+    for p in procs:
+        assert p.stdout is not None
+        line = p.stdout.readline()
+        assert line.startswith("ready"), (line, p.stderr.read() if p.stderr else "")
+    go.touch()
+    spans = []
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-3000:]
+        spans.append(_held(out))
+    assert [len(s) for s in spans] == [batches, batches]
+    return spans
+
+
+def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """The longest time both writers were inside a batch at once (0: never)."""
+    return max((min(a1, b1) - max(a0, b0) for a0, a1 in a for b0, b1 in b), default=0.0)
 
 
 def _verify(server: S3Server, uri: str, namespaces: tuple[str, ...]) -> dict[str, set[str]]:
@@ -136,24 +185,34 @@ def test_two_writers_of_the_same_ids_end_with_exact_counts(s3_server: S3Server, 
 
 def test_writers_of_different_namespaces_both_progress(s3_server: S3Server, s3_uri: str,
                                                        tmp_path: Path) -> None:
+    """Each batch writes its rows to LanceDB under its intent, then holds its lease for
+    a while: with one lease per namespace the two writers' batches overlap in time (with
+    one store-wide lease, as before, their spans could never intersect)."""
     open_s3_store(s3_server, s3_uri).close()
-    go = tmp_path / "go"
-    procs = [_spawn(s3_server, s3_uri, ns, 0, 5, seed, str(go))
-             for ns, seed in (("a", 1), ("b", 2))]
-    for p in procs:
-        assert p.stdout is not None and p.stdout.readline().startswith("ready")
-    go.touch()
-    outs = []
-    for p in procs:
-        out, err = p.communicate(timeout=600)
-        assert p.returncode == 0, err[-3000:]
-        outs.append(_acks(out))
-    assert [len(a) for a in outs] == [5, 5]
-    (a_first, a_last), (b_first, b_last) = ((a[0][1], a[-1][1]) for a in outs)
-    # Each committed a batch before the other's last one: they ran side by side.
-    assert a_first < b_last and b_first < a_last
+    a, b = _race_namespaces(s3_server, s3_uri, tmp_path, batches=2, hold_s=1.0)
+    assert _overlap(a, b) > 0.0, (a, b)
     found = _verify(s3_server, s3_uri, ("a", "b"))
-    assert len(found["a"]) == len(found["b"]) == 5
+    assert len(found["a"]) == len(found["b"]) == 2
+
+
+def test_writers_of_different_namespaces_overlap_on_a_local_directory(tmp_path: Path) -> None:
+    """The same on a local directory: one ``flock`` per namespace, the store lock shared."""
+    path = tmp_path / "m"
+    _local_store(path).close()
+    a, b = _race_namespaces(None, str(path), tmp_path, batches=2, hold_s=0.5)
+    assert _overlap(a, b) > 0.0, (a, b)
+    store = _local_store(path)
+    try:
+        for ns in ("a", "b"):
+            assert len(list(store.iter_observations(ns))) == 8
+            assert store.count_nodes(ns) == 10 and store.count_edges(ns) == 8
+        assert store._open_intents() == {}
+    finally:
+        store.close()
+
+
+def _local_store(path: Path) -> LanceStore:
+    return LanceStore(LanceStoreConfig(path=str(path)), deps())
 
 
 def _first_ack(proc: subprocess.Popen[str], timeout_s: float) -> str:
