@@ -280,3 +280,115 @@ def test_kill_9_writers_on_s3_many_times(s3_server: S3Server, s3_uri: str) -> No
     sys.stderr.write(f"s3 crash trials: {tally}\n")
     assert tally["acked_batches"] >= 20
     assert tally["open_intents_seen"] >= 1  # some kill hit an open batch, later undone
+
+
+def _raw_rows(server: S3Server | None, uri: str, ns: str) -> dict[str, list[str]]:
+    """Every row of namespace ``ns`` in each data table at its newest version, read
+    with LanceDB directly (no labile store is opened, so nothing is recovered)."""
+    import lancedb
+
+    opts = ({**server.options(), "aws_access_key_id": "testing",
+             "aws_secret_access_key": "testing"} if server is not None else None)
+    db = lancedb.connect(uri, storage_options=opts)
+    out = {}
+    for name in ("observations", "nodes", "edges"):
+        rows = db.open_table(name).search().where(f"namespace = '{ns}'").limit(None)
+        out[name] = sorted(json.dumps(r, sort_keys=True, default=str)
+                           for r in rows.to_arrow().to_pylist())
+    return out
+
+
+def _parallel_crash_trials(server: S3Server | None, uri: str, trials: int,
+                           seed: int) -> dict[str, int]:
+    """Writers of ``a`` and ``b`` run side by side; ``a`` is killed by ``kill -9``, most
+    often inside a batch whose rows are already in LanceDB; ``b`` finishes its batches.
+    Then a store is opened (which undoes ``a``'s half batch, its lock being free)."""
+    rng = random.Random(seed)
+    hold_s = 0.4
+    acked: dict[str, set[str]] = {"a": set(), "b": set()}
+    start = {"a": 0, "b": 0}
+    tally = {"trials": 0, "open_intents": 0}
+    opener = ((lambda: open_s3_store(server, uri, lease_ttl_s=TTL_S)) if server is not None
+              else (lambda: _local_store(Path(uri))))
+    opener().close()
+    for trial in range(trials):
+        pa = _spawn(server, uri, "a", start["a"], start["a"] + 10_000, seed * 100 + trial,
+                    ttl_s=TTL_S, hold_s=hold_s)
+        pb = _spawn(server, uri, "b", start["b"], start["b"] + 3, seed * 100 + trial + 50,
+                    ttl_s=TTL_S, hold_s=hold_s)
+        for p in (pa, pb):
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            assert line.startswith("ready"), (line, p.stderr.read() if p.stderr else "")
+        early = _first_ack(pa, timeout_s=120.0)
+        time.sleep(rng.uniform(0.0, hold_s + 0.3))
+        if pa.poll() is not None:
+            pytest.fail(f"writer a died on its own: {pa.communicate()[1][-3000:]}")
+        os.kill(pa.pid, signal.SIGKILL)
+        # read(), not communicate(): the text buffer may hold lines readline() read ahead
+        assert pa.stdout is not None and pb.stdout is not None and pb.stderr is not None
+        out_a = pa.stdout.read()
+        pa.wait()
+        out_b, err_b = pb.stdout.read(), pb.stderr.read()
+        assert pb.wait(timeout=600) == 0, err_b[-3000:]
+        for f in (pa.stdout, pa.stderr, pb.stdout, pb.stderr):
+            if f is not None:
+                f.close()
+        acked["a"] |= {f"b{b}" for b, _ in _acks(early + out_a)}
+        acked["b"] |= {f"b{b}" for b, _ in _acks(out_b)}
+        b_before = _raw_rows(server, uri, "b")
+        store = opener()  # recovers a's half batch, if the kill left one
+        try:
+            tally["open_intents"] += bool(store._open_intents())
+        finally:
+            store.close()
+        assert _raw_rows(server, uri, "b") == b_before  # the undo never touched b
+        found = (_verify(server, uri, ("a", "b")) if server is not None
+                 else _verify_local(Path(uri), ("a", "b")))
+        for ns in ("a", "b"):  # every acked batch, only whole batches (checked in _verify)
+            assert acked[ns] <= found[ns], (ns, sorted(acked[ns] - found[ns]))
+            start[ns] = max((int(b[1:]) for b in found[ns]), default=-1) + 1
+        tally["trials"] += 1
+    tally.update(acked_a=len(acked["a"]), acked_b=len(acked["b"]))
+    return tally
+
+
+def _verify_local(path: Path, namespaces: tuple[str, ...]) -> dict[str, set[str]]:
+    """`_verify` for a local directory: whole batches only, no open intent left."""
+    store = _local_store(path)
+    try:
+        assert store._open_intents() == {}
+        found: dict[str, set[str]] = {}
+        for ns in namespaces:
+            by_batch: dict[str, set[str]] = defaultdict(set)
+            for o in store.iter_observations(ns):
+                by_batch[o.id.split("-")[0]].add(o.id)
+            nodes = {n.id for n in store.iter_nodes(ns)}
+            edges = {e.id for e in store.iter_edges(ns)}
+            for b, members in by_batch.items():
+                assert len(members) == 4 and f"s-{b}" in nodes, (ns, b, members)
+                assert all(f"n-{o}|part_of|s-{b}" in edges for o in members), (ns, b)
+            assert (len(nodes), len(edges)) == (5 * len(by_batch), 4 * len(by_batch)), ns
+            found[ns] = set(by_batch)
+        return found
+    finally:
+        store.close()
+
+
+def test_kill_9_one_of_two_namespace_writers_on_a_local_directory(tmp_path: Path) -> None:
+    tally = _parallel_crash_trials(None, str(tmp_path / "m"), trials=1, seed=3)
+    assert tally["trials"] == 1 and tally["acked_b"] == 3
+
+
+@pytest.mark.slow
+def test_kill_9_one_of_two_namespace_writers_many_times(tmp_path: Path) -> None:
+    tally = _parallel_crash_trials(None, str(tmp_path / "m"), trials=12, seed=4)
+    sys.stderr.write(f"local parallel crash trials: {tally}\n")
+    assert tally["acked_b"] == 36 and tally["acked_a"] >= 12
+
+
+@pytest.mark.slow
+def test_kill_9_one_of_two_namespace_writers_on_s3(s3_server: S3Server, s3_uri: str) -> None:
+    tally = _parallel_crash_trials(s3_server, s3_uri, trials=4, seed=5)
+    sys.stderr.write(f"s3 parallel crash trials: {tally}\n")
+    assert tally["acked_b"] == 12 and tally["acked_a"] >= 4
