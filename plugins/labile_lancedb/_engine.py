@@ -58,6 +58,9 @@ __all__ = ["Engine"]
 
 log = structlog.get_logger(__name__)
 
+#: How long a writer waits, after its batch, to hold the store for due maintenance.
+_MAINTAIN_WAIT_S = 5.0
+
 
 class Engine:
     """Opens the store at ``config.path`` for vectors of ``embedder_name`` (``dim``-d).
@@ -284,12 +287,14 @@ class Engine:
                     self._rollback(txn)
                     raise
                 self.txn = None
+                wrote = txn.dirty() or txn.optimize_requested
                 self._commit(txn)
             finally:
                 self.txn = None
                 self.tables.writers.clear()
                 self._locks.leave(txn.held)
-        self._maintain(txn)
+        if wrote:
+            self._maintain(txn)
 
     def _own(self, namespace: str) -> None:
         """Start writing ``namespace`` (its lock just taken; the caller holds ``lock``):
@@ -346,7 +351,9 @@ class Engine:
             return
         try:
             with self._txn_lock, self.lock:
-                if not self._flock.try_acquire(self.config.lock_timeout_s):
+                # A waiting maintainer holds new batches back, so it only waits for
+                # those in flight; if they take long, the next batch tries again.
+                if not self._flock.try_acquire(min(self.config.lock_timeout_s, _MAINTAIN_WAIT_S)):
                     log.info("lancedb_maintenance_deferred", path=str(self.path))
                     return
                 try:
@@ -370,8 +377,18 @@ class Engine:
             meta = self._journal.recover_legacy(meta)
         for key in [k for k in meta if k.startswith(NS_KEY)]:
             ns = key[len(NS_KEY):]
-            if self._journal.recover(ns, meta):
-                self.spaces.forget([ns])
+            if not ns_state(meta, ns).get("intent"):
+                continue
+            # Take the dead writer's lock first: a writer that only stalled past its
+            # lease then finds it lost and never commits over the undo.
+            lock = self._locks.namespace(ns)
+            if not lock.try_acquire(self.config.lease_ttl_s + 1.0):
+                continue  # left alone: its pin stays on the intent's versions
+            try:
+                if self._journal.recover(ns, meta):
+                    self.spaces.forget([ns])
+            finally:
+                lock.release()
 
     def _rollback(self, txn: Txn) -> None:
         with self.lock:

@@ -432,7 +432,8 @@ class LanceTables:
 
         The caller holds the store exclusively, and has undone every dead writer's
         intent: no batch is in flight, so every namespace's rows in the newest
-        versions are its last commit.
+        versions are its last commit. A namespace whose intent is still open keeps
+        its pin on the intent's versions.
         """
         meta = self.latest_meta()
         versions = self.data_versions()
@@ -440,6 +441,8 @@ class LanceTables:
         for key, raw in meta.items():
             if key.startswith(NS_KEY):
                 st = json.loads(raw)
+                if st.get("intent"):  # a writer that could not be undone: keep its pin
+                    continue
                 st.update(intent=None, committed=versions)
                 entry[key] = json.dumps(st, sort_keys=True)
         self.meta_put(entry)
@@ -514,14 +517,17 @@ class LanceTables:
         self._node_rows = None
 
     def namespaces_with_rows(self) -> set[str]:
-        """Every namespace of a committed row in any data table."""
+        """Every namespace with a row in any data table, but one whose first batch is
+        still in flight in another process."""
         import pyarrow.compute as pc
 
         found: set[str] = set()
         for name in DATA_TABLES:
             col = self.scan(name, "TRUE", ["namespace"]).column("namespace")
             found.update(pc.unique(col).to_pylist())
-        return found
+        # A namespace whose first batch is still being written has no committed row yet.
+        return {ns for ns in found if ns in self.writers
+                or not (ns in self.states and not self.states[ns].get("committed"))}
 
     def table_stats(self) -> dict[str, dict[str, int]]:
         """Per table: rows, fragments, small fragments, indexes, bytes, version."""
