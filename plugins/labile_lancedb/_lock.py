@@ -1,16 +1,18 @@
-"""`FileLock`: the store's cross-process write lock on a local directory.
+"""`FileLock`: a cross-process write lock on a local directory.
 
-One process writes to a store at a time. A writer holds an exclusive
-`fcntl.flock` on ``<store>/.labile.lock`` for its whole batch: from the read of
-the current state its writes depend on (which ids are new, which nodes exist)
-to the commit (see `labile_lancedb._engine`), and while it creates tables,
-builds indexes or compacts. The kernel drops the lock when its holder dies,
-even by ``kill -9``: that is what lets an opener tell an intent abandoned by a
-dead writer from a commit still in progress. The holder writes its process id
-and host into the file, so a writer that gives up waiting can say who holds it.
+One process writes a namespace at a time. A writer holds an exclusive
+`fcntl.flock` on its namespace's lock file for its whole batch: from the read
+of the current state its writes depend on (which ids are new, which nodes
+exist) to the commit (see `labile_lancedb._engine`); and a shared one on
+``<store>/.labile.lock``, which creating tables, building indexes and
+compacting hold exclusively (`labile_lancedb._locks`). The kernel drops a lock
+when its holder dies, even by ``kill -9``: that is what lets an opener tell an
+intent abandoned by a dead writer from a commit still in progress. An
+exclusive holder writes its process id and host into the file, so a writer
+that gives up waiting can say who holds it.
 
-The lock is re-entrant per `FileLock` instance (one per open store), so code
-that already holds it can call code that takes it again.
+The lock is re-entrant per `FileLock` instance, so code that already holds it
+can call code that takes it again.
 """
 
 from __future__ import annotations

@@ -8,11 +8,13 @@ confined to one namespace by an SQL clause whose literals are quoted.
 Reads are served from per-namespace caches; only full-text search, approximate
 vector search in large namespaces and the observation log itself go to
 LanceDB. Writes are transactional: the outermost `LanceStore.batch` opens one
-store-wide transaction (nested blocks, on any namespace, join it), its writes
-are applied to the caches at once and buffered, and at block exit the buffer
-is written with one LanceDB commit per table under a crash-safe intent. One
-process writes at a time; any number may read (they see each commit once
-``read_consistency_s`` has passed, and drop their caches when they notice it).
+transaction (nested blocks, on any namespace, join it), its writes are applied
+to the caches at once and buffered, and at block exit the buffer is written
+with one LanceDB commit per table under a crash-safe intent. One process
+writes a namespace at a time, and writers of different namespaces write at the
+same time; any number may read (they see each commit once
+``read_consistency_s`` has passed, and drop the caches it made stale when they
+notice it).
 
 This module is the facade: it implements each `Store` method (argument checks,
 what the call means for records) and delegates to one module per concern:
@@ -22,7 +24,8 @@ what the call means for records) and delegates to one module per concern:
 `labile_lancedb._tables`      directory, connection, tables, schema checks, indexes, ``meta``
 `labile_lancedb._migrations`  storage schema versions
 `labile_lancedb._location`    local directory or object-store URI, storage options
-`labile_lancedb._lock`        the cross-process write lock (local directory)
+`labile_lancedb._lock`        a cross-process file lock (local directory)
+`labile_lancedb._locks`       the lock of each namespace and of the whole store
 `labile_lancedb._lease`       the writer lease (object store)
 `labile_lancedb._txn`         the write buffer and the intent protocol (crash safety)
 `labile_lancedb._freshness`   noticing other processes' commits
@@ -67,10 +70,10 @@ class LanceStore:
     contract and the reference `labile._memstore.MemoryStore`, with these
     documented differences:
 
-    * The transaction is store-wide: a `batch` opened inside another (even on
-      another namespace) joins it and commits with the outermost block; an
-      exception escaping the outermost block rolls back every write of the
-      transaction.
+    * The transaction spans namespaces: a `batch` opened inside another (even
+      on another namespace, whose lock it then takes too) joins it and commits
+      with the outermost block; an exception escaping the outermost block rolls
+      back every write of the transaction.
     * ``metadata``/``attrs`` dictionaries must be JSON-serialisable (tuples
       come back as lists); text with lone surrogates is refused (`StoreError`).
     * Observation ids repeated within one `add_observations` call are refused.
