@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -138,9 +139,12 @@ class Engine:
                 meta = self._journal.recover_legacy(tables.latest_meta())
             finally:
                 self._flock.release()
+        # One wait for all: namespaces whose writer is alive are not waited for one by one.
+        deadline = time.monotonic() + wait_s
         dead = [k[len(NS_KEY):] for k in meta if k.startswith(NS_KEY)]
         for ns in [ns for ns in dead if ns_state(meta, ns).get("intent")]:
-            meta = self._recover_at_open(ns, wait_s) or meta
+            left = max(0.0, deadline - time.monotonic())
+            meta = self._recover_at_open(ns, left) or meta
         if tables.missing_indexes():  # a store from an older build may lack some
             with self._flock.holding():
                 tables.ensure_indexes()
