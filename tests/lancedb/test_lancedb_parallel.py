@@ -85,6 +85,10 @@ _STEP = st.one_of(
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(_STEP, min_size=1, max_size=4))
 def test_a_rollback_in_one_namespace_never_changes_another(steps: list[tuple]) -> None:
+    """For any history of committed batches of ``b`` and committed or failed batches of
+    ``a`` (a failed one flushed or not, deleting or not, with ``b`` committing inside it
+    or not), a rollback of ``a`` leaves every column of every row of ``b`` as it was and
+    brings ``a``'s rows back exactly, with no intent left."""
     tmp = Path(tempfile.mkdtemp(prefix="labile-par-"))
     path = tmp / "m"
     sa, sb = open_store(path), open_store(path)
