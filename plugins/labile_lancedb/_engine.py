@@ -8,14 +8,17 @@ call means for records); the engine decides *when* state is consistent:
 * **Threads**: ``lock`` serialises one operation's access to the caches and
   tables; ``txn_lock`` is held by the writing thread for a whole batch, so other
   threads' reads proceed between its operations but no second writer starts.
-* **The store-wide transaction**: `batch` opens it (nested blocks, on any
-  namespace, join it), `write_buffer` and `next_seq` hand out the namespace
-  buffers and ``seq`` numbers, and the outermost block commits it through the
-  `labile_lancedb._txn.Journal` or rolls it back.
+* **The transaction**: `batch` opens it, holding the namespace's lock and a
+  share of the store (`labile_lancedb._locks`); nested blocks, on any
+  namespace, join it (taking that namespace's lock too). `write_buffer` and
+  `next_seq` hand out the namespace buffers and ``seq`` numbers, and the
+  outermost block commits it through the `labile_lancedb._txn.Journal` or
+  rolls it back. Other processes write other namespaces meanwhile.
 * **Other processes**: before a read (once per `reading` block) and before a
-  transaction, caches are dropped if another process committed.
+  transaction, the caches of namespaces another process committed to are dropped.
 * **Maintenance**: compaction every ``optimize_every`` commits, and ANN index
-  training when due, after a commit has made its batch durable.
+  training when due, after a batch has committed and released its locks,
+  holding the store exclusively.
 
 Once a rollback fails, the engine refuses every further call: the intent left
 in ``meta`` is undone by the next open.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,17 +40,27 @@ import structlog
 from labile.plugin import StoreError
 from labile_lancedb import _maintenance, _rows
 from labile_lancedb._freshness import CommitWatcher
-from labile_lancedb._lease import ObjectLease, object_store_for
+from labile_lancedb._lease import object_store_for
 from labile_lancedb._location import is_object_uri, resolve
-from labile_lancedb._lock import LOCK_FILE, FileLock, WriterLock
+from labile_lancedb._lock import WriterLock
+from labile_lancedb._locks import LocalLocks, ObjectLocks, StoreLocks
 from labile_lancedb._spaces import SpaceCache
-from labile_lancedb._tables import LanceTables, prepare_directory, temporary_directory
+from labile_lancedb._tables import (
+    NS_KEY,
+    LanceTables,
+    ns_state,
+    prepare_directory,
+    temporary_directory,
+)
 from labile_lancedb._txn import OPEN_WAIT_S, Journal, Pending, Txn
 from labile_lancedb.config import LanceStoreConfig
 
 __all__ = ["Engine"]
 
 log = structlog.get_logger(__name__)
+
+#: How long a writer waits, after its batch, to hold the store for due maintenance.
+_MAINTAIN_WAIT_S = 5.0
 
 
 class Engine:
@@ -71,8 +85,8 @@ class Engine:
         self._closed = False
         self._broken: str | None = None
         self._commits_since_optimize = 0
-        self._seq = 1  # the next record's seq; the stored counter is read on open
-        self._foreign_intent = False  # the last meta read showed another writer's intent
+        self._seqs: dict[str, int] = {}  # per namespace written: the next record's seq
+        self._legacy_seq = 1  # the store-wide counter of stores without namespace rows
         self._reading = threading.local()  # depth of `reading` blocks, per thread
         #: Reloads for other processes' commits (`labile.plugin.SharedStore`).
         self.external_commits = 0
@@ -89,20 +103,21 @@ class Engine:
         self.path: Path | str = location.directory or location.uri
         self.tables = LanceTables(location, dim, config)
         self.spaces = SpaceCache(self.tables)
-        self._flock: WriterLock
+        self._locks: StoreLocks
         if location.directory is not None:
             self._watcher = CommitWatcher(location.directory / "meta.lance" / "_versions",
                                           config.read_consistency_s)
-            self._flock = FileLock(location.directory / LOCK_FILE, config.lock_timeout_s)
+            self._locks = LocalLocks(location.directory, config.lock_timeout_s)
         else:
             self._watcher = CommitWatcher(None, config.read_consistency_s)
-            self._flock = ObjectLease(object_store_for(location), location.uri,
+            self._locks = ObjectLocks(object_store_for(location), location.uri,
                                       config.lease_ttl_s, config.lock_timeout_s)
-        self._journal = Journal(self.tables, self._flock)
+        self._flock: WriterLock = self._locks.exclusive
+        self._journal = Journal(self.tables, self._locks)
         try:
             self._open()
         except BaseException as exc:
-            self._flock.close()
+            self._locks.close()
             if self._finalizer is not None:
                 self._finalizer()
             if isinstance(exc, Exception) and not isinstance(exc, StoreError):
@@ -118,20 +133,44 @@ class Engine:
         tables.open_tables()
         meta = tables.meta_read()
         tables.check(meta, self.embedder_name)
-        if meta.get("intent"):
-            wait_s = min(self.config.lock_timeout_s, OPEN_WAIT_S)
-            meta = self._journal.recover_abandoned(meta, wait_s)
+        wait_s = min(self.config.lock_timeout_s, OPEN_WAIT_S)
+        if meta.get("intent") and self._flock.try_acquire(wait_s):
+            try:  # a dead writer of an older build: the whole store is undone
+                meta = self._journal.recover_legacy(tables.latest_meta())
+            finally:
+                self._flock.release()
+        # One wait for all: namespaces whose writer is alive are not waited for one by one.
+        deadline = time.monotonic() + wait_s
+        dead = [k[len(NS_KEY):] for k in meta if k.startswith(NS_KEY)]
+        for ns in [ns for ns in dead if ns_state(meta, ns).get("intent")]:
+            left = max(0.0, deadline - time.monotonic())
+            meta = self._recover_at_open(ns, left) or meta
         if tables.missing_indexes():  # a store from an older build may lack some
             with self._flock.holding():
                 tables.ensure_indexes()
         tables.pin_to(meta)
-        self._seq = int(meta.get("next_seq", "1"))
-        self._foreign_intent = bool(meta.get("intent"))
+        self._legacy_seq = int(meta.get("next_seq", "1"))
         tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
         tables.meta_version = tables.meta_table.version
         self._watcher.looked_now()
         log.debug("lancedb_store_opened", path=str(self.path), embedder=self.embedder_name,
                   dim=self.dim)
+
+    def _recover_at_open(self, namespace: str, wait_s: float) -> dict[str, str] | None:
+        """Undo a dead writer's batch in ``namespace`` if its lock comes free within
+        ``wait_s`` (a lock still held is a live writer's: its intent is left alone, and
+        readers read the namespace as it was before that batch); ``meta`` after it."""
+        if not self._locks.enter(namespace, wait_s):
+            log.info("lancedb_writer_active", path=str(self.path), namespace=namespace)
+            return None
+        try:
+            self.tables.checkout_latest()
+            meta = self.tables.latest_meta()
+            if self._journal.recover(namespace, meta):
+                meta = self.tables.latest_meta()
+            return meta
+        finally:
+            self._locks.leave([namespace])
 
     # -- guards and freshness ------------------------------------------------------------
     def check_usable(self) -> None:
@@ -184,38 +223,33 @@ class Engine:
             self._reading.depth = depth
 
     def sync_external(self, *, force: bool = False) -> None:
-        """Drop the caches if another process committed since we last looked.
+        """Drop the caches of namespaces another process committed to since we last looked.
 
         Never inside our own transaction: its writes are in the caches only.
         ``force`` asks LanceDB for the newest version whatever
-        ``read_consistency_s`` allows (a writer holding the write lock).
+        ``read_consistency_s`` allows (a writer about to start a batch).
         """
         if self.txn is not None:
             return
         version = self._watcher.new_version(self.tables, force=force)
         if version is not None:
             log.debug("lancedb_external_commit", seen=version, known=self.tables.meta_version)
-            self._reload(version, recover=force)
-        elif force and self._foreign_intent:
-            # An intent seen earlier, and we now hold the lock: its writer is gone.
-            self._reload(self.tables.meta_version, recover=True)
+            self._reload(version)
 
-    def _reload(self, version: int, *, recover: bool) -> None:
-        """Drop every cache and re-read ``meta`` as of ``version``; with ``recover``
-        (the caller holds the write lock) undo an intent left by a dead writer."""
+    def _reload(self, version: int) -> None:
+        """Re-read ``meta`` as of ``version`` and drop the caches of the namespaces whose
+        row changed (every cache, for a store-wide change)."""
         tables = self.tables
         tables.checkout_latest()
-        self.spaces.clear()
         self.external_commits += 1
         tables.forget_counts()
         meta = tables.meta_read()
-        if recover and meta.get("intent"):
-            meta = self._journal.recover_held(meta)
-            version = tables.meta_version
-        if not recover:  # a writer (``recover``) works on the newest versions
-            tables.pin_to(meta)
-        self._foreign_intent = bool(meta.get("intent"))
-        self._seq = max(self._seq, int(meta.get("next_seq", "1")))
+        changed = tables.pin_to(meta)
+        if "" in changed:
+            self.spaces.clear()
+        else:
+            self.spaces.forget(changed)
+        self._legacy_seq = max(self._legacy_seq, int(meta.get("next_seq", "1")))
         tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
         tables.meta_version = version
 
@@ -228,21 +262,28 @@ class Engine:
         with self._txn_lock:
             txn = self.txn
             if txn is not None:
+                if namespace not in txn.held:
+                    self._locks.join(namespace)
+                    txn.held.add(namespace)
+                    with self.lock:
+                        self._own(namespace)
                 txn.depth += 1
                 try:
                     yield
                 finally:
                     txn.depth -= 1
                 return
-            # The outermost block holds the cross-process write lock from the read
-            # of the state its writes depend on (which ids are new, which nodes
-            # exist) to the commit: two writers never decide from the same state.
-            self._flock.acquire()
+            # The outermost block holds the namespace's write lock from the read of
+            # the state its writes depend on (which ids are new, which nodes exist) to
+            # the commit: two writers of it never decide from the same state.
+            self._locks.enter(namespace)
+            txn = Txn(owner=threading.get_ident(), depth=1, held={namespace})
             try:
                 with self.lock:
                     self.sync_external(force=True)
                     self.tables.checkout_latest()  # a writer writes on the newest versions
-                txn = self.txn = Txn(owner=threading.get_ident(), depth=1)
+                    self._own(namespace)
+                self.txn = txn
                 try:
                     yield
                 except BaseException:
@@ -250,12 +291,30 @@ class Engine:
                     self._rollback(txn)
                     raise
                 self.txn = None
+                wrote = txn.dirty() or txn.optimize_requested
                 self._commit(txn)
             finally:
-                if self.tables.handles:  # readers read the last commit's versions
-                    with self.lock:
-                        self.tables.repin()
-                self._flock.release()
+                self.txn = None
+                self.tables.writers.clear()
+                self._locks.leave(txn.held)
+        if wrote:
+            self._maintain(txn)
+
+    def _own(self, namespace: str) -> None:
+        """Start writing ``namespace`` (its lock just taken; the caller holds ``lock``):
+        undo a dead writer's batch there, drop a stale cache, and take up its ``seq``."""
+        tables = self.tables
+        meta = tables.latest_meta()
+        if self._journal.recover(namespace, meta):
+            meta = tables.latest_meta()
+        st = ns_state(meta, namespace)
+        if tables.states.get(namespace) != st:
+            self.spaces.forget([namespace])
+            tables.states[namespace] = st
+        stored = st.get("seq") or int(meta.get("next_seq", "1"))
+        self._seqs[namespace] = max(self._seqs.get(namespace, 1), int(stored),
+                                    self._legacy_seq)
+        tables.writers.add(namespace)
 
     def write_buffer(self, namespace: str) -> Pending:
         """The open transaction's buffer for ``namespace`` (call inside `batch`, holding
@@ -265,20 +324,18 @@ class Engine:
         self.spaces.wrote(namespace)
         return txn.pending_for(namespace)
 
-    def next_seq(self) -> int:
-        """A new ``seq``: the store-wide insertion order of records."""
-        seq = self._seq
-        self._seq += 1
+    def next_seq(self, namespace: str) -> int:
+        """A new ``seq`` of ``namespace``: its records' insertion order."""
+        seq = self._seqs.get(namespace, 1)
+        self._seqs[namespace] = seq + 1
         return seq
 
     def _commit(self, txn: Txn) -> None:
         if not txn.dirty():
-            if txn.optimize_requested:
-                self.optimize()
             return
         with self.lock:
             try:
-                self._journal.commit(txn, next_seq=self._seq)
+                self._journal.commit(txn, self._seqs)
             except Exception as exc:
                 self._rollback(txn)
                 raise StoreError(f"commit to {self.path} failed and was rolled back: "
@@ -287,20 +344,61 @@ class Engine:
                 self._rollback(txn)
                 raise
             self._commits_since_optimize += 1
+
+    def _maintain(self, txn: Txn) -> None:
+        """After a batch has committed and released its locks: compaction and the ANN
+        index when due, holding the store exclusively (skipped, and tried again after
+        the next batch, while other batches keep it busy)."""
+        due = (txn.optimize_requested
+               or self._commits_since_optimize >= self.config.optimize_every)
+        if not due and not _maintenance.ann_index_due(self.tables):
+            return
+        try:
+            with self._txn_lock, self.lock:
+                # A waiting maintainer holds new batches back, so it only waits for
+                # those in flight; if they take long, the next batch tries again.
+                if not self._flock.try_acquire(min(self.config.lock_timeout_s, _MAINTAIN_WAIT_S)):
+                    log.info("lancedb_maintenance_deferred", path=str(self.path))
+                    return
+                try:
+                    self._recover_all()
+                    if due:
+                        self._compact()
+                    self._maybe_build_ann()
+                finally:
+                    self._flock.release()
+        except Exception as exc:  # the batch is durable; maintenance can wait
+            log.error("lancedb_maintenance_failed", path=str(self.path),
+                      error=f"{type(exc).__name__}: {exc}")
+
+    def _recover_all(self) -> None:
+        """Holding the store exclusively (no batch in flight anywhere): undo every dead
+        writer's intent, before maintenance moves every namespace's pin."""
+        tables = self.tables
+        tables.checkout_latest()
+        meta = tables.latest_meta()
+        if meta.get("intent"):
+            meta = self._journal.recover_legacy(meta)
+        for key in [k for k in meta if k.startswith(NS_KEY)]:
+            ns = key[len(NS_KEY):]
+            if not ns_state(meta, ns).get("intent"):
+                continue
+            # Take the dead writer's lock first: a writer that only stalled past its
+            # lease then finds it lost and never commits over the undo.
+            lock = self._locks.namespace(ns)
+            if not lock.try_acquire(self.config.lease_ttl_s + 1.0):
+                continue  # left alone: its pin stays on the intent's versions
             try:
-                if (txn.optimize_requested
-                        or self._commits_since_optimize >= self.config.optimize_every):
-                    self._compact()
-                self._maybe_build_ann()
-            except Exception as exc:  # the batch is durable; maintenance can wait
-                log.error("lancedb_maintenance_failed", path=str(self.path),
-                          error=f"{type(exc).__name__}: {exc}")
+                if self._journal.recover(ns, meta):
+                    self.spaces.forget([ns])
+            finally:
+                lock.release()
 
     def _rollback(self, txn: Txn) -> None:
         with self.lock:
             try:
-                failure = self._journal.rollback(txn)
-                if failure is not None:  # the intent stays: the next open restores
+                failure = self._journal.rollback(txn, self._seqs)
+                if failure is not None:  # the intents stay: the next lock holder undoes
                     self._broken = failure
             finally:
                 self.spaces.forget(txn.touched)
@@ -316,7 +414,7 @@ class Engine:
         if txn is None or not txn.owned_here():
             return
         if txn.pending.get(namespace):
-            self._journal.write(txn)
+            self._journal.write(txn, self._seqs)
 
     def begin_removal(self, namespace: str) -> None:
         """Before deleting rows inside the transaction: write the buffer out and record
@@ -324,13 +422,17 @@ class Engine:
         txn = self.txn
         assert txn is not None and txn.owned_here()  # removals run inside `batch`
         txn.touched.add(namespace)
-        self._journal.write(txn)
-        self._journal.begin(txn)
+        self._journal.write(txn, self._seqs)
+        self._journal.begin(txn, [namespace], self._seqs)
 
     @property
     def file_lock(self) -> WriterLock:
-        """The cross-process write lock (a file lock, or an object-store lease)."""
+        """The store-wide lock, held exclusively (a file lock, or an object-store lease)."""
         return self._flock
+
+    def recover_all(self) -> None:
+        """See `_recover_all` (the caller holds `file_lock`)."""
+        self._recover_all()
 
     def erase_history(self) -> None:
         """See `labile_lancedb.store.LanceStore.erase_history`."""
@@ -356,7 +458,8 @@ class Engine:
         if txn is not None and txn.owned_here():
             txn.optimize_requested = True
             return
-        with self._txn_lock, self.lock:
+        with self._txn_lock, self.lock, self._flock.holding():
+            self._recover_all()
             self._compact()
             self._maybe_build_ann()
 
@@ -366,8 +469,13 @@ class Engine:
 
     def build_ann_index(self) -> float:
         """See `labile_lancedb.store.LanceStore.build_ann_index`."""
-        with self.lock:
-            self.check_usable()
+        self.check_usable()
+        txn = self.txn
+        if txn is not None and txn.owned_here():
+            raise StoreError("build_ann_index() called inside an open batch; leave the "
+                             "batch first (it holds the store exclusively)")
+        with self.lock, self._flock.holding():
+            self._recover_all()
             return _maintenance.train_ann_index(self.tables, self._flock)
 
     def _maybe_build_ann(self) -> None:
@@ -385,6 +493,6 @@ class Engine:
             self._closed = True
             self.spaces.clear()
             self.tables.close()
-            self._flock.close()
+            self._locks.close()
             if self._finalizer is not None:
                 self._finalizer()

@@ -4,7 +4,7 @@ Removals go straight to LanceDB under the open transaction's intent (see
 `labile_lancedb._txn`): the buffer is written out first, the intent recorded,
 then rows are deleted edges first, nodes, observations last, so a reader of a
 half-done removal never sees an edge without its ends. A rollback or a crash
-restores the recorded table versions, removals included. The namespace's
+brings the namespace's rows back as they were at the intent, removals included. The namespace's
 caches are dropped and reload from LanceDB on the next read.
 
 LanceDB deletes by writing deletion files: the removed rows stay readable in
@@ -48,8 +48,8 @@ def _chunks(keys: list[str]) -> Iterator[list[str]]:
 def _delete_keys(engine: Engine, table: str, namespace: str, ids: Iterable[str]) -> None:
     keys = sorted(_rows.key(namespace, i) for i in ids)
     for chunk in _chunks(keys):
-        engine.tables.handles[table].delete(
-            f"{_sql.namespace_is(namespace)} AND {_sql.in_list('key', chunk)}")
+        engine.tables.delete(
+            table, f"{_sql.namespace_is(namespace)} AND {_sql.in_list('key', chunk)}")
 
 
 def delete(
@@ -83,7 +83,7 @@ def purge(engine: Engine, namespace: str) -> None:
         return
     engine.begin_removal(namespace)
     for table in ("edges", "nodes", "observations"):
-        engine.tables.handles[table].delete(_sql.namespace_is(namespace))
+        engine.tables.delete(table, _sql.namespace_is(namespace))
     engine.tables.forget_node_rows()
     engine.spaces.forget([namespace])
 
@@ -93,6 +93,8 @@ def erase_history(engine: Engine) -> None:
     earlier version (caller holds the write locks). Costs a full rewrite of the store."""
     tables = engine.tables
     rebuilt_ann = tables.has_ann_index()
+    with engine.file_lock.holding():
+        engine.recover_all()  # no batch is in flight: undo dead writers' intents first
     with engine.file_lock.holding(), tables.writing():
         # Compaction rewrites only fragments with many deletions; a removed row in
         # a large fragment would stay in its data file. Rewrite every data table.

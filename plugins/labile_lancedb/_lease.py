@@ -39,7 +39,7 @@ from labile.plugin import StoreError
 from labile_lancedb._location import StoreLocation
 from labile_lancedb._lock import Holding, StoreBusyError, holder_id
 
-__all__ = ["LEASE_KEY", "ObjectLease", "object_store_for"]
+__all__ = ["LEASE_KEY", "ObjectLease", "lease_keys", "object_store_for"]
 
 log = structlog.get_logger(__name__)
 
@@ -84,6 +84,16 @@ def object_store_for(location: StoreLocation) -> Any:
                          f"{type(exc).__name__}: {exc}") from None
 
 
+def lease_keys(store: Any, prefix: str) -> list[str]:
+    """The keys of every object under ``prefix`` (the namespace leases)."""
+    import obstore
+
+    keys: list[str] = []
+    for chunk in obstore.list(store, prefix=prefix):
+        keys.extend(str(item["path"]) for item in chunk)
+    return keys
+
+
 class ObjectLease(Holding):
     """A writer lease on one object (see the module docs), re-entrant per instance.
 
@@ -94,9 +104,11 @@ class ObjectLease(Holding):
         timeout_s: How long `acquire` waits for another holder.
     """
 
-    def __init__(self, store: Any, uri: str, ttl_s: float, timeout_s: float) -> None:
+    def __init__(self, store: Any, uri: str, ttl_s: float, timeout_s: float,
+                 key: str = LEASE_KEY) -> None:
         self._store = store
-        self.path = f"{uri}/{LEASE_KEY}"
+        self.key = key
+        self.path = f"{uri}/{key}"
         self.ttl_s = ttl_s
         self.timeout_s = timeout_s
         self._me = f"{holder_id()} ({uuid.uuid4().hex[:8]})"
@@ -117,7 +129,7 @@ class ObjectLease(Holding):
         from obstore.exceptions import NotFoundError
 
         try:
-            got = obstore.get(self._store, LEASE_KEY)
+            got = obstore.get(self._store, self.key)
             data = bytes(got.bytes())
             etag = got.meta["e_tag"]
         except (NotFoundError, FileNotFoundError):  # obstore raises either, by version
@@ -137,7 +149,7 @@ class ObjectLease(Holding):
         lost = (AlreadyExistsError, PreconditionError, FileExistsError)
         mode: Any = "create" if etag is None else {"e_tag": etag}
         try:
-            result = obstore.put(self._store, LEASE_KEY, json.dumps(record).encode(),
+            result = obstore.put(self._store, self.key, json.dumps(record).encode(),
                                  mode=mode)
         except lost:
             return None
@@ -196,6 +208,26 @@ class ObjectLease(Holding):
                     self._start_heartbeat()
                     return True
                 continue  # someone else wrote first: look again at once
+            if now >= deadline:
+                return False
+            time.sleep(min(_POLL_S, max(0.0, deadline - now)))
+
+    def wait_free(self, timeout_s: float) -> bool:
+        """Whether the lease is (or, within ``timeout_s``, becomes) free or stale, held by
+        no other live writer; it is not taken. ``timeout_s = 0`` looks once."""
+        if self._depth:
+            return True
+        deadline = time.monotonic() + timeout_s
+        seen: tuple[str, float] | None = None
+        while True:
+            current = self._read()
+            now = time.monotonic()
+            if current is None or not current[0].get("holder"):
+                return True
+            if seen is None or seen[0] != current[1]:
+                seen = (current[1], now)
+            if now - seen[1] >= self.ttl_s:
+                return True
             if now >= deadline:
                 return False
             time.sleep(min(_POLL_S, max(0.0, deadline - now)))

@@ -1,16 +1,18 @@
-"""`FileLock`: the store's cross-process write lock on a local directory.
+"""`FileLock`: a cross-process write lock on a local directory.
 
-One process writes to a store at a time. A writer holds an exclusive
-`fcntl.flock` on ``<store>/.labile.lock`` for its whole batch: from the read of
-the current state its writes depend on (which ids are new, which nodes exist)
-to the commit (see `labile_lancedb._engine`), and while it creates tables,
-builds indexes or compacts. The kernel drops the lock when its holder dies,
-even by ``kill -9``: that is what lets an opener tell an intent abandoned by a
-dead writer from a commit still in progress. The holder writes its process id
-and host into the file, so a writer that gives up waiting can say who holds it.
+One process writes a namespace at a time. A writer holds an exclusive
+`fcntl.flock` on its namespace's lock file for its whole batch: from the read
+of the current state its writes depend on (which ids are new, which nodes
+exist) to the commit (see `labile_lancedb._engine`); and a shared one on
+``<store>/.labile.lock``, which creating tables, building indexes and
+compacting hold exclusively (`labile_lancedb._locks`). The kernel drops a lock
+when its holder dies, even by ``kill -9``: that is what lets an opener tell an
+intent abandoned by a dead writer from a commit still in progress. An
+exclusive holder writes its process id and host into the file, so a writer
+that gives up waiting can say who holds it.
 
-The lock is re-entrant per `FileLock` instance (one per open store), so code
-that already holds it can call code that takes it again.
+The lock is re-entrant per `FileLock` instance, so code that already holds it
+can call code that takes it again.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ class Holding:
 
 
 class FileLock(Holding):
-    """An exclusive `fcntl.flock` on one file, re-entrant per instance.
+    """An exclusive (or, with ``shared``, a shared) `fcntl.flock` on one file,
+    re-entrant per instance.
 
     Opening the file happens at construction, so a store directory that is
     not writable fails early with a message that says so.
@@ -85,9 +88,10 @@ class FileLock(Holding):
         StoreError: the lock file cannot be created.
     """
 
-    def __init__(self, path: Path, timeout_s: float) -> None:
+    def __init__(self, path: Path, timeout_s: float, *, shared: bool = False) -> None:
         self.path = path
         self.timeout_s = timeout_s
+        self.shared = shared  # LOCK_SH (many holders) instead of LOCK_EX
         self._depth = 0
         try:
             self._fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -109,7 +113,7 @@ class FileLock(Holding):
             raise StoreBusyError(
                 f"another writer ({self.holder() or 'unknown process'}) holds the write "
                 f"lock {self.path} for more than lock_timeout_s = {self.timeout_s:g} s; "
-                "one process writes to a store at a time: retry later, or raise "
+                "one process writes to a namespace at a time: retry later, or raise "
                 "[store] lock_timeout_s"
             )
 
@@ -135,14 +139,16 @@ class FileLock(Holding):
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                mode = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
+                fcntl.flock(self._fd, mode | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     return False
                 time.sleep(_POLL_S)
         self._depth = 1
-        self._write_holder()
+        if not self.shared:  # shared holders are many: the name would be anyone's
+            self._write_holder()
         return True
 
     def _write_holder(self) -> None:

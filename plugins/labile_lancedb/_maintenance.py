@@ -5,7 +5,8 @@ queries several-fold, so the store compacts every ``optimize_every`` commits.
 The IVF_RQ index on ``nodes.embedding`` is trained once the table reaches
 ``ann_threshold`` rows and retrained from scratch whenever it has grown by
 ``ann_retrain_growth`` since; in between, compaction folds new rows into it.
-Both take the cross-process write lock: they commit new table versions.
+Both hold the store exclusively (no batch in flight): they commit new table
+versions and move every namespace's pin.
 """
 
 from __future__ import annotations

@@ -228,7 +228,7 @@ def ann_query(tables: LanceTables, namespace: str, table: NodeTable, q: NDArray[
     config = tables.config
     sql = _sql.node_filter(namespace if namespace_clause else None, where,
                            embedded=table.embedded_count < len(table))
-    query = (tables.handles["nodes"].search(q, vector_column_name="embedding")
+    query = (tables.reader("nodes", namespace).search(q, vector_column_name="embedding")
              .distance_type("cosine"))
     if sql:
         query = query.where(sql, prefilter=True)
@@ -276,7 +276,7 @@ def fts_query(tables: LanceTables, namespace: str, table: NodeTable, text: str, 
     from lancedb.query import FullTextOperator, MatchQuery
 
     match = MatchQuery(text, "search_text", operator=FullTextOperator.OR)  # type: ignore[call-arg]
-    query = tables.handles["nodes"].search(match, query_type="fts")
+    query = tables.reader("nodes", namespace).search(match, query_type="fts")
     sql = _sql.node_filter(namespace if namespace_clause else None, where)
     if sql:
         query = query.where(sql, prefilter=True)

@@ -62,7 +62,7 @@ class SpaceCache:
             t0 = time.perf_counter()
             schema = self._tables.schemas["nodes"]
             cols = [f.name for f in schema if f.name not in ("key", "search_text")]
-            data = self._tables.scan("nodes", _sql.namespace_is(namespace), cols)
+            data = self._tables.scan("nodes", _sql.namespace_is(namespace), cols, namespace)
             table = NodeTable(self._tables.dim)
             nodes, seqs, t_start, t_end = _rows.nodes_from(data, self._tables.dim)
             del data  # the arrow copy of every embedding: free it before the next step
@@ -79,7 +79,7 @@ class SpaceCache:
         if space.edges is None:
             cols = [f.name for f in self._tables.schemas["edges"] if f.name != "key"]
             graph = EdgeGraph()
-            rows = self._tables.scan("edges", _sql.namespace_is(namespace), cols)
+            rows = self._tables.scan("edges", _sql.namespace_is(namespace), cols, namespace)
             for edge, seq in _rows.edges_from(rows):
                 graph.put(edge, seq)
             if self.edge_overlay is not None:
@@ -92,7 +92,8 @@ class SpaceCache:
         """The ids in the namespace's observation log (the live set)."""
         space = self._space(namespace)
         if space.obs_ids is None:
-            data = self._tables.scan("observations", _sql.namespace_is(namespace), ["id"])
+            data = self._tables.scan("observations", _sql.namespace_is(namespace), ["id"],
+                                    namespace)
             space.obs_ids = set(data.column("id").to_pylist())
         return space.obs_ids
 

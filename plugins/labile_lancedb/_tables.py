@@ -20,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,13 +39,44 @@ from labile_lancedb.config import LanceStoreConfig
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["DATA_TABLES", "LanceTables", "disk_usage", "prepare_directory", "temporary_directory"]
+__all__ = ["DATA_TABLES", "NS_KEY", "LanceTables", "disk_usage", "prepare_directory",
+           "temporary_directory"]
 
 log = structlog.get_logger(__name__)
 
 #: The tables a transaction writes, in the order a commit writes them.
 DATA_TABLES: Final = ("observations", "nodes", "edges")
 _ALL_TABLES: Final = (*DATA_TABLES, "meta")
+#: Prefix of a namespace's ``meta`` row (its intent, committed versions and ``seq``).
+NS_KEY: Final = "ns:"
+#: Attempts of a table commit that LanceDB refuses as a conflict with a concurrent one.
+_COMMIT_ATTEMPTS: Final = 6
+#: Versions kept by the compaction pass (its cleanup runs after the pins moved).
+_KEEP_ALL: Final = timedelta(days=36500)
+#: Read handles pinned to older versions, kept per table.
+_VIEWS_KEPT: Final = 16
+
+
+def retry_conflicts(what: str, op: Callable[[], Any]) -> Any:
+    """Run the table commit ``op``, again (with back-off) while LanceDB refuses it as a
+    conflict with another process's concurrent commit; a conflict means nothing was
+    committed, so the retry re-runs it against the newest version."""
+    for attempt in range(_COMMIT_ATTEMPTS):
+        try:
+            return op()
+        except Exception as exc:
+            if "conflict" not in str(exc).lower() or attempt == _COMMIT_ATTEMPTS - 1:
+                raise
+            log.info("lancedb_commit_conflict_retry", what=what, attempt=attempt + 1)
+            time.sleep(0.02 * 2 ** attempt * (0.5 + random.random()))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def ns_state(meta: dict[str, str], namespace: str) -> dict[str, Any]:
+    """``namespace``'s row of ``meta``: ``intent`` and ``committed`` (table versions, or
+    ``None``) and ``seq`` (its next ``seq``, or ``None``); empty if it has none yet."""
+    raw = meta.get(NS_KEY + namespace)
+    return json.loads(raw) if raw else {}
 
 
 def temporary_directory() -> Path:
@@ -112,7 +145,14 @@ class LanceTables:
         self._db: Any = None
         self._has_ann_index: bool | None = None
         self._node_rows: int | None = None
-        self._marker: dict[str, str] = {}
+        #: Each namespace's ``meta`` row as last read or written (`ns_state`).
+        self.states: dict[str, dict[str, Any]] = {}
+        #: The store-wide marker of stores written before per-namespace rows.
+        self._legacy: dict[str, int] | None = None
+        #: Namespaces whose lock this process holds in its open batch: read at the
+        #: newest versions, which only this process writes for them.
+        self.writers: set[str] = set()
+        self._views: dict[tuple[str, int], Any] = {}
 
     # -- opening ----------------------------------------------------------------------
     def connect(self) -> bool:
@@ -270,14 +310,35 @@ class LanceTables:
         return {r["key"]: r["value"] for r in rows}
 
     def meta_put(self, items: dict[str, str]) -> None:
-        """Insert or replace ``meta`` entries (one commit) and note the new version."""
+        """Insert or replace ``meta`` entries (one commit) and note the new version.
+
+        Other writers commit to ``meta`` too: the version is taken as seen only when
+        this commit directly follows the one last seen, so the freshness check still
+        notices a commit of another process made in between.
+        """
         import pyarrow as pa
 
         data = pa.table({"key": list(items), "value": list(items.values())},
                         schema=self.schemas["meta"])
-        (self.meta_table.merge_insert("key").when_matched_update_all()
-         .when_not_matched_insert_all().execute(data))
-        self.meta_version = self.meta_table.version
+        before = self.meta_version
+        retry_conflicts("meta", lambda: (
+            self.meta_table.merge_insert("key").when_matched_update_all()
+            .when_not_matched_insert_all().execute(data)))
+        version: int = self.meta_table.version
+        if version == before + 1:
+            self.meta_version = version
+        for key, value in items.items():
+            if key.startswith(NS_KEY):
+                self.states[key[len(NS_KEY):]] = json.loads(value)
+
+    def put_states(self, states: dict[str, dict[str, Any]]) -> None:
+        """Write namespaces' ``meta`` rows (`ns_state`), all in one commit."""
+        self.meta_put({NS_KEY + ns: json.dumps(st, sort_keys=True) for ns, st in states.items()})
+
+    def latest_meta(self) -> dict[str, str]:
+        """``meta`` as of its newest version (one round trip)."""
+        self.meta_table.checkout_latest()
+        return self.meta_read()
 
     # -- versions -----------------------------------------------------------------------
     def data_versions(self) -> dict[str, int]:
@@ -285,7 +346,9 @@ class LanceTables:
         return {name: self.handles[name].version for name in DATA_TABLES}
 
     def restore(self, versions: dict[str, int]) -> None:
-        """Bring each named table back to its recorded version (caller holds the write lock).
+        """Bring each named table back to its recorded version (caller holds the store
+        exclusively: this undoes every namespace's later commits; only the store-wide
+        intent of a store written before per-namespace rows is undone this way).
 
         ``restore`` also brings back the index set of the old version, so the
         indexes a later version had added (the FTS index in particular, without
@@ -305,31 +368,55 @@ class LanceTables:
         for name in DATA_TABLES:
             self.handles[name].checkout_latest()
 
-    def pin_to(self, meta: dict[str, str]) -> None:
-        """Read each data table at the version ``meta`` names.
+    def pin_to(self, meta: dict[str, str]) -> set[str]:
+        """Read each namespace at the versions its ``meta`` row names; returns the
+        namespaces whose row differs from the one known before (their caches are stale).
 
-        Another process's batch reaches the tables table by table while it is
-        written (and early, when a search inside it writes its buffer out), so
-        a reader must not follow each table's newest version. It reads the
-        versions of the last complete commit instead: those an open intent
-        recorded (the state before the batch in progress) or, without one,
-        those the last commit recorded (``committed``). Both are kept by the
-        writer until a later commit replaces them.
+        Other processes' batches reach the tables table by table while they are
+        written (and early, when a search inside one writes its buffer out), so a
+        reader must not follow each table's newest version. It reads a namespace
+        at the versions of that namespace's last complete commit instead: those
+        its open intent recorded (the state before the batch in progress) or,
+        without one, those its last commit recorded. Rows of other namespaces in
+        those versions are never read (every read is confined to the namespace),
+        and the namespace's own rows are the same in every later version until
+        its next batch, which only its lock holder writes.
         """
-        self._marker = {k: meta[k] for k in ("intent", "committed") if meta.get(k)}
+        old, old_legacy = self.states, self._legacy
+        self.states = {k[len(NS_KEY):]: json.loads(v) for k, v in meta.items()
+                       if k.startswith(NS_KEY)}
         raw = meta.get("intent") or meta.get("committed")
-        if not raw:
-            self.checkout_latest()  # a store that never committed a batch
-            return
-        for name, version in json.loads(raw).items():
-            tbl = self.handles[name]
-            if tbl.version != version:
-                tbl.checkout(version)
+        self._legacy = json.loads(raw) if raw else None
+        if old_legacy != self._legacy:
+            return set(old) | set(self.states) | {""}  # "": every namespace without a row
+        return {ns for ns in set(old) | set(self.states) if old.get(ns) != self.states.get(ns)}
 
-    def repin(self) -> None:
-        """Go back to the versions last pinned (after a batch that wrote nothing, whose
-        start moved the tables to their newest versions)."""
-        self.pin_to(self._marker)
+    def versions_for(self, namespace: str) -> dict[str, int] | None:
+        """The table versions ``namespace`` is read at (``None``: the newest)."""
+        if namespace in self.writers:
+            return None
+        st = self.states.get(namespace)
+        if st:
+            pinned: dict[str, int] | None = st.get("intent") or st.get("committed")
+            return pinned
+        return self._legacy
+
+    def reader(self, name: str, namespace: str | None) -> Any:
+        """The handle to read ``namespace``'s rows of table ``name`` from (at the version
+        `versions_for` names; ``namespace=None``: the newest)."""
+        handle = self.handles[name]
+        versions = None if namespace is None else self.versions_for(namespace)
+        if versions is None or name not in versions:
+            return handle
+        version = versions[name]
+        view = self._views.get((name, version))
+        if view is None:
+            # Never the write handle: it follows the newest version, which may hold
+            # another writer's half batch of this namespace by the time it is read.
+            if len(self._views) >= _VIEWS_KEPT * len(_ALL_TABLES):
+                self._views.clear()
+            view = self._views[(name, version)] = self.open_at(name, version)
+        return view
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -340,27 +427,61 @@ class LanceTables:
         self.mark_committed()
 
     def mark_committed(self) -> dict[str, str]:
-        """Record the current data versions as ``committed`` (caller holds the write
-        lock) and read at them from now on; returns the entry."""
-        entry = {"committed": json.dumps(self.data_versions())}
+        """Point every namespace's pin (and the store-wide marker) at the current data
+        versions; returns the entries written.
+
+        The caller holds the store exclusively, and has undone every dead writer's
+        intent: no batch is in flight, so every namespace's rows in the newest
+        versions are its last commit. A namespace whose intent is still open keeps
+        its pin on the intent's versions.
+        """
+        meta = self.latest_meta()
+        versions = self.data_versions()
+        entry = {"committed": json.dumps(versions), "intent": ""}
+        for key, raw in meta.items():
+            if key.startswith(NS_KEY):
+                st = json.loads(raw)
+                if st.get("intent"):  # a writer that could not be undone: keep its pin
+                    continue
+                st.update(intent=None, committed=versions)
+                entry[key] = json.dumps(st, sort_keys=True)
         self.meta_put(entry)
-        self.pin_to(entry)
+        self._views.clear()  # cleanup may follow: drop handles on older versions
+        self.pin_to({**meta, **entry})
+        self.meta_version = self.meta_table.version
         return entry
 
     def optimize(self) -> None:
-        """Compact every table, drop versions older than ``keep_versions_s`` and fold new
-        rows into the indexes (caller holds the write lock)."""
+        """Compact every table, fold new rows into the indexes, then drop versions older
+        than ``keep_versions_s`` (caller holds the store exclusively).
+
+        The pins move to the compacted versions before the cleanup, so no namespace is
+        left pinned to a version that is dropped.
+        """
         keep = timedelta(seconds=self.config.keep_versions_s)
         with self.writing():
             for name in _ALL_TABLES:
-                self.handles[name].optimize(cleanup_older_than=keep)
+                self.handles[name].optimize(cleanup_older_than=_KEEP_ALL)
             self.ensure_indexes()
+        # Only now that no pin names an older version: drop those past keep_versions_s
+        # (a second pass, which finds nothing left to compact).
+        for name in _ALL_TABLES:
+            self.handles[name].optimize(cleanup_older_than=keep)
         self.meta_version = self.meta_table.version
 
+    def open_at(self, name: str, version: int) -> Any:
+        """A new read handle on table ``name`` at ``version``."""
+        view = self._db.open_table(name)
+        view.checkout(version)
+        return view
+
     # -- rows ---------------------------------------------------------------------------
-    def scan(self, table: str, where: str, columns: list[str] | None = None) -> pa.Table:
-        """Every row of ``table`` passing the SQL filter ``where`` (``columns`` only, if given)."""
-        q = self.handles[table].search().where(where)
+    def scan(self, table: str, where: str, columns: list[str] | None = None,
+             namespace: str | None = None) -> pa.Table:
+        """Every row of ``table`` passing the SQL filter ``where`` (``columns`` only, if
+        given), read at ``namespace``'s pinned version (the filter must confine the rows
+        to that namespace) or, without one, at the newest."""
+        q = self.reader(table, namespace).search().where(where)
         if columns is not None:
             q = q.select(columns)
         result: pa.Table = q.limit(None).to_arrow()
@@ -368,12 +489,17 @@ class LanceTables:
 
     def append(self, table: str, data: pa.Table) -> None:
         """Add new rows (cheap: one new fragment)."""
-        self.handles[table].add(data)
+        retry_conflicts(table, lambda: self.handles[table].add(data))
 
     def upsert(self, table: str, data: pa.Table) -> None:
         """Insert or replace rows by ``key``."""
-        (self.handles[table].merge_insert("key").when_matched_update_all()
-         .when_not_matched_insert_all().execute(data))
+        retry_conflicts(table, lambda: (
+            self.handles[table].merge_insert("key").when_matched_update_all()
+            .when_not_matched_insert_all().execute(data)))
+
+    def delete(self, table: str, where: str) -> None:
+        """Delete the rows passing ``where`` (at the newest version)."""
+        retry_conflicts(table, lambda: self.handles[table].delete(where))
 
     def node_rows(self) -> int:
         """Rows of ``nodes``, every namespace (cached until `forget_node_rows`)."""
@@ -391,14 +517,17 @@ class LanceTables:
         self._node_rows = None
 
     def namespaces_with_rows(self) -> set[str]:
-        """Every namespace of a committed row in any data table."""
+        """Every namespace with a row in any data table, but one whose first batch is
+        still in flight in another process."""
         import pyarrow.compute as pc
 
         found: set[str] = set()
         for name in DATA_TABLES:
             col = self.scan(name, "TRUE", ["namespace"]).column("namespace")
             found.update(pc.unique(col).to_pylist())
-        return found
+        # A namespace whose first batch is still being written has no committed row yet.
+        return {ns for ns in found if ns in self.writers
+                or not (ns in self.states and not self.states[ns].get("committed"))}
 
     def table_stats(self) -> dict[str, dict[str, int]]:
         """Per table: rows, fragments, small fragments, indexes, bytes, version."""

@@ -90,7 +90,8 @@ def _worker(job: dict[str, Any]) -> dict[str, Any]:
         checks.append((time.perf_counter() - t) * 1000)
     t = time.perf_counter()
     with engine.lock:
-        engine._reload(engine.tables.meta_version, recover=False)
+        engine._reload(engine.tables.meta_version)
+        engine.spaces.forget([ns])  # as when another worker committed to this namespace
         store.count_nodes(ns)
     reload_ms = (time.perf_counter() - t) * 1000
     store.close()

@@ -8,11 +8,13 @@ confined to one namespace by an SQL clause whose literals are quoted.
 Reads are served from per-namespace caches; only full-text search, approximate
 vector search in large namespaces and the observation log itself go to
 LanceDB. Writes are transactional: the outermost `LanceStore.batch` opens one
-store-wide transaction (nested blocks, on any namespace, join it), its writes
-are applied to the caches at once and buffered, and at block exit the buffer
-is written with one LanceDB commit per table under a crash-safe intent. One
-process writes at a time; any number may read (they see each commit once
-``read_consistency_s`` has passed, and drop their caches when they notice it).
+transaction (nested blocks, on any namespace, join it), its writes are applied
+to the caches at once and buffered, and at block exit the buffer is written
+with one LanceDB commit per table under a crash-safe intent. One process
+writes a namespace at a time, and writers of different namespaces write at the
+same time; any number may read (they see each commit once
+``read_consistency_s`` has passed, and drop the caches it made stale when they
+notice it).
 
 This module is the facade: it implements each `Store` method (argument checks,
 what the call means for records) and delegates to one module per concern:
@@ -22,7 +24,8 @@ what the call means for records) and delegates to one module per concern:
 `labile_lancedb._tables`      directory, connection, tables, schema checks, indexes, ``meta``
 `labile_lancedb._migrations`  storage schema versions
 `labile_lancedb._location`    local directory or object-store URI, storage options
-`labile_lancedb._lock`        the cross-process write lock (local directory)
+`labile_lancedb._lock`        a cross-process file lock (local directory)
+`labile_lancedb._locks`       the lock of each namespace and of the whole store
 `labile_lancedb._lease`       the writer lease (object store)
 `labile_lancedb._txn`         the write buffer and the intent protocol (crash safety)
 `labile_lancedb._deferred`    deferred blocks: edge writes committed later, together
@@ -39,6 +42,7 @@ what the call means for records) and delegates to one module per concern:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -70,10 +74,10 @@ class LanceStore:
     contract and the reference `labile._memstore.MemoryStore`, with these
     documented differences:
 
-    * The transaction is store-wide: a `batch` opened inside another (even on
-      another namespace) joins it and commits with the outermost block; an
-      exception escaping the outermost block rolls back every write of the
-      transaction.
+    * The transaction spans namespaces: a `batch` opened inside another (even
+      on another namespace, whose lock it then takes too) joins it and commits
+      with the outermost block; an exception escaping the outermost block rolls
+      back every write of the transaction.
     * ``metadata``/``attrs`` dictionaries must be JSON-serialisable (tuples
       come back as lists); text with lone surrogates is refused (`StoreError`).
     * Observation ids repeated within one `add_observations` call are refused.
@@ -120,6 +124,13 @@ class LanceStore:
 
     def _meta_read(self) -> dict[str, str]:
         return self._lance.meta_read()
+
+    def _open_intents(self) -> dict[str, dict[str, int]]:
+        """Namespaces whose ``meta`` row (newest version) shows an open intent."""
+        meta = self._lance.latest_meta()
+        return {k[3:]: v["intent"] for k, v in
+                ((k, json.loads(raw)) for k, raw in meta.items() if k.startswith("ns:"))
+                if v.get("intent")}
 
     def reading(self, namespace: str) -> AbstractContextManager[None]:
         """One logical read: check for other processes' commits once, on entry.
@@ -185,7 +196,7 @@ class LanceStore:
                 return
             p = self._engine.write_buffer(namespace)
             for obs in observations:
-                p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq())
+                p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq(namespace))
                 ids.add(obs.id)
 
     def existing_observation_ids(self, namespace: str, ids: Iterable[str]) -> set[str]:
@@ -217,7 +228,8 @@ class LanceStore:
         where = _sql.namespace_is(namespace)
         if ids is not None:
             where += " AND " + _sql.in_list("key", [_rows.key(namespace, i) for i in ids])
-        return _rows.observations_from(self._lance.scan("observations", where))
+        return _rows.observations_from(self._lance.scan("observations", where,
+                                                        namespace=namespace))
 
     def iter_observations(self, namespace: str) -> Iterator[Observation]:
         """Every observation of the namespace, in insertion order."""
@@ -258,7 +270,7 @@ class LanceStore:
                                np.array(emb, dtype=np.float32))
                 seq = table.seq_of(node.id)
                 if seq is None:
-                    seq = self._engine.next_seq()
+                    seq = self._engine.next_seq(namespace)
                     p.new_nodes.add(node.id)
                 table.put(stored, seq)
                 p.nodes[node.id] = (stored, seq)
@@ -317,7 +329,7 @@ class LanceStore:
                 stored = clone(edge, namespace=namespace)
                 seq = graph.seqs.get(edge.id)
                 if seq is None:
-                    seq = self._engine.next_seq()
+                    seq = self._engine.next_seq(namespace)
                     p.new_edges.add(edge.id)
                 graph.put(stored, seq)
                 p.edges[edge.id] = (stored, seq)

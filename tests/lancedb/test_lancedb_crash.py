@@ -94,7 +94,8 @@ def _intent_left(path: Path) -> bool:
     import lancedb
 
     meta = lancedb.connect(str(path)).open_table("meta").to_arrow().to_pylist()
-    return any(r["key"] == "intent" and r["value"] for r in meta)
+    return any((r["key"] == "intent" and r["value"])
+               or (r["key"].startswith("ns:") and '"intent": {' in r["value"]) for r in meta)
 
 
 def _verify(path: Path) -> int:
@@ -102,7 +103,8 @@ def _verify(path: Path) -> int:
     store = LanceStore(LanceStoreConfig(path=str(path)),
                        SimpleNamespace(embedder=SimpleNamespace(name="crash", dim=DIM)))
     try:
-        assert store._meta_read()["intent"] == ""
+        assert store._meta_read().get("intent", "") == ""
+        assert store._open_intents() == {}
         batches = 0
         for ns in NAMESPACES:
             obs_ids = {o.id for o in store.iter_observations(ns)}

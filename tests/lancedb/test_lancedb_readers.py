@@ -96,12 +96,12 @@ def test_opening_during_a_live_writers_transaction_does_not_recover(tmp_path: Pa
     with writer.batch("u"):
         writer.upsert_nodes("u", [node("b", content="coffee b")])
         writer.text_search("u", "coffee", 5)  # flushes: intent recorded, lock held
-        assert writer._meta_read()["intent"]
+        assert writer._open_intents()
         t0 = time.perf_counter()
         reader = open_store(tmp_path / "m")
         assert time.perf_counter() - t0 < 10
-        assert reader._meta_read()["intent"]  # not rolled back under the writer's feet
-    assert writer._meta_read()["intent"] == ""
+        assert reader._open_intents()  # not rolled back under the writer's feet
+    assert writer._open_intents() == {}
     assert {n.id for n in reader.iter_nodes("u")} == {"a", "b"}
     writer.close()
     reader.close()
@@ -154,7 +154,7 @@ def test_a_local_reader_never_sees_a_batch_before_its_commit(tmp_path: Path) -> 
         writer.add_observations("u", [obs("o1")])
         writer.upsert_nodes("u", [node("n1", content="espresso during")])
         assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
-        assert writer._meta_read()["intent"]  # the rows are in LanceDB, under an intent
+        assert writer._open_intents()  # the rows are in LanceDB, under an intent
         assert [o.id for o in reader.iter_observations("u")] == ["o0"]
         assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
         assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]

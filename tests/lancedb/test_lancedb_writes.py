@@ -137,7 +137,7 @@ def test_rollback_after_a_flush_restores_the_tables(store: LanceStore) -> None:
         assert store._tables["nodes"].count_rows() == 2  # flushed under the intent
         raise ValueError
     assert {n: store._tables[n].count_rows() for n in versions} == versions
-    assert store._meta_read()["intent"] == ""
+    assert store._open_intents() == {}
     assert [n.id for n, _ in store.text_search("u", "coffee", 5)] == ["keep"]
 
 def test_recovery_recreates_an_index_the_restore_dropped(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def test_a_second_writer_waits_for_the_lease_then_fails_naming_the_holder(
     waiter = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0, lock_timeout_s=0.3)
     with holder.batch("u"):
         holder.upsert_nodes("u", [node("a")])
-        with (pytest.raises(StoreBusyError, match=r"writer\.lease.*lock_timeout_s"),
+        with (pytest.raises(StoreBusyError, match=r"_labile/ns/.*lock_timeout_s"),
               waiter.batch("u")):
             waiter.upsert_nodes("u", [node("b")])
         assert waiter.count_nodes("u") == 0  # readers are not blocked
@@ -94,7 +94,7 @@ def test_a_reader_never_sees_a_batch_before_its_commit(s3_server: S3Server,
         writer.add_observations("u", [obs("o1")])
         writer.upsert_nodes("u", [node("n1", content="espresso during")])
         assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
-        assert writer._meta_read()["intent"]  # the rows are in LanceDB, under an intent
+        assert writer._open_intents()  # the rows are in LanceDB, under an intent
         assert [o.id for o in reader.iter_observations("u")] == ["o0"]
         assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
         assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]

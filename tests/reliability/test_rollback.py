@@ -92,8 +92,8 @@ def test_commit_failure_on_lancedb_rolls_realm_back(tmp_path: Path) -> None:
         expected = graph(clean, "n")
     real_commit = Journal.commit
 
-    def commit_then_fail(self: Journal, txn: Any, next_seq: int) -> None:
-        self.write(txn)  # the rows reach LanceDB ...
+    def commit_then_fail(self: Journal, txn: Any, seqs: dict[str, int]) -> None:
+        self.write(txn, seqs)  # the rows reach LanceDB ...
         raise OSError("disk full")  # ... and the commit fails before it is final
 
     with Memory.open(preset="realm", path=tmp_path / "failing") as failing:
