@@ -11,9 +11,10 @@ module makes such a block cheap:
 * Its edge writes go to the namespace's cache at once (every read of this
   process sees them) and to the `Carry`, the records waiting for a commit.
   No transaction is opened and no LanceDB table is touched.
-* The carried records are committed with the next ordinary transaction (the
-  outermost `LanceStore.batch` writes them first, so a later ``add`` or
-  ``forget`` is ordered after them), or by `LanceStore.flush` once
+* A namespace's carried records are committed with its next ordinary
+  transaction (the outermost `LanceStore.batch` of that namespace writes them
+  first, so a later ``add`` or ``forget`` is ordered after them; never with
+  another namespace's, whose writer holds only its own lock), or by `LanceStore.flush` once
   ``deferred_commit_every`` blocks have accumulated or the oldest carried
   edit is ``deferred_max_age_s`` old at the end of a block, and at
   `LanceStore.close`.
@@ -139,9 +140,14 @@ class Carry:
         old = self.since is not None and time.monotonic() - self.since >= max_age_s
         return self.blocks >= every or old
 
-    def taken(self) -> dict[str, dict[str, Entry]]:
-        """A snapshot of what is carried (what a commit is about to write)."""
-        return {ns: dict(held) for ns, held in self.edges.items()}
+    def taken(self, namespace: str) -> dict[str, dict[str, Entry]]:
+        """A snapshot of what is carried for ``namespace`` (what its commit is about to write).
+
+        Only the batch's own namespace: writers hold one lock per namespace, so a
+        batch may write no other namespace's rows (that namespace's undo would not
+        know of them)."""
+        held = self.edges.get(namespace)
+        return {namespace: dict(held)} if held else {}
 
     def discard(self, taken: dict[str, dict[str, Entry]]) -> None:
         """Forget the entries of ``taken`` that are still the carried ones (committed)."""
@@ -168,13 +174,14 @@ def overlay(store: LanceStore, namespace: str) -> list[Entry]:
             if nodes.get(e.src) is not None and nodes.get(e.dst) is not None]
 
 
-def _absorb(store: LanceStore) -> dict[str, dict[str, Entry]]:
-    """Write the carried edges into the open transaction (its first writes); what was taken.
+def _absorb(store: LanceStore, namespace: str) -> dict[str, dict[str, Entry]]:
+    """Write ``namespace``'s carried edges into its open transaction (its first writes);
+    what was taken.
 
     Runs right after the outermost batch has caught up with other processes'
     commits, so an edge whose end was deleted meanwhile is dropped here.
     """
-    taken = store._carry.taken()
+    taken = store._carry.taken(namespace)
     engine = store._engine
     with store._lock:
         for ns, held in taken.items():
@@ -200,8 +207,8 @@ def batch(store: LanceStore, namespace: str) -> Iterator[None]:
         block.promote()  # a write other than an edge upsert: the block becomes a batch
     with store._engine.batch(namespace):
         txn = store._engine.txn
-        taken = _absorb(store) if (store._carry and txn is not None and txn.depth == 1
-                                   and txn.owned_here()) else None
+        taken = _absorb(store, namespace) if (store._carry and txn is not None
+                                              and txn.depth == 1 and txn.owned_here()) else None
         yield
     if taken is not None:  # committed (an exception or a failed commit keeps the carry)
         store._carry.discard(taken)

@@ -169,8 +169,8 @@ class LanceStore:
     def flush(self) -> None:
         """Commit the waiting edits of `deferred` blocks now (none waiting: a no-op); a
         failed commit raises `StoreError` and the edits keep waiting."""
-        if self._carry:
-            with self.batch(next(iter(self._carry.edges))):
+        for namespace in list(self._carry.edges):  # each under its own namespace's lock
+            with self.batch(namespace):
                 pass
 
     # -- observations ------------------------------------------------------------------
@@ -316,7 +316,7 @@ class LanceStore:
                 for edge in edges:
                     stored = clone(edge, namespace=namespace)
                     seq = graph.seqs.get(edge.id)
-                    graph.put(stored, self._engine.next_seq() if seq is None else seq)
+                    graph.put(stored, self._engine.next_seq(namespace) if seq is None else seq)
                     self._carry.put(namespace, stored, graph.seqs[edge.id])
             return
         with self.batch(namespace), self._lock:

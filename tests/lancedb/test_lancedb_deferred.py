@@ -257,3 +257,25 @@ def test_reads_always_show_the_model_and_close_keeps_it(ops: list[tuple[str, tup
         again = open_store(Path(tmp) / "m")
         assert weights(again) == model
         again.close()
+
+
+def test_a_batch_commits_only_its_own_namespaces_carried_edits(tmp_path: Path) -> None:
+    """Writers lock one namespace at a time, so namespace A's batch must not write what B's
+    deferred blocks carry (B's writer and B's undo would not know of it); flush and close
+    commit each namespace under its own batch."""
+    store = seeded(tmp_path / "m", deferred_commit_every=100, deferred_max_age_s=1e6)
+    with store.batch("other"):
+        store.upsert_nodes("other", [node("a"), node("b")])
+    for ns in (NS, "other"):
+        with store.deferred(ns):
+            store.upsert_edges(ns, [edge("a", "b", weight=0.3)])
+    with store.batch(NS):
+        store.upsert_nodes(NS, [node("d")])
+    other = store._lance.scan("edges", _sql.namespace_is("other"), ["id"])
+    assert committed_weights(store) == {AB: 0.3}  # NS's carried edit went with NS's batch
+    assert other.num_rows == 0  # "other"'s still waits
+    assert set(store._carry.edges) == {"other"}
+    store.flush()
+    assert not store._carry
+    assert store._lance.scan("edges", _sql.namespace_is("other"), ["id"]).num_rows == 1
+    store.close()
