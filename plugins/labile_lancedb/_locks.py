@@ -302,7 +302,16 @@ class ObjectLocks:
                     f"a store-wide operation holds the lease {self.store_lease.path} for more "
                     f"than lock_timeout_s = {self._timeout_s:g} s: retry later, or raise "
                     "[store] lock_timeout_s")
+            self._clear_if_stale(deadline)
             time.sleep(_POLL_S)
+
+    def _clear_if_stale(self, deadline: float) -> None:
+        """A store lease left held by a dead maintainer: take it over and free it, so
+        that the next look (which sees one moment, not an expiry) finds it free."""
+        if self.store_lease.wait_free(0.0):  # free now
+            return
+        if self.store_lease.try_acquire(max(0.0, deadline - time.monotonic())):
+            self.store_lease.release()
 
     def join(self, namespace: str) -> None:
         self.namespace(namespace).acquire()

@@ -4,6 +4,7 @@ config time, credentials read from named variables, and the writer lease."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,3 +103,19 @@ def test_a_reader_never_sees_a_batch_before_its_commit(s3_server: S3Server,
     assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
     writer.close()
     reader.close()
+
+
+def test_a_store_lease_left_by_a_dead_maintainer_is_taken_over(s3_server: S3Server,
+                                                              s3_uri: str) -> None:
+    """A maintainer killed while holding the store lease leaves it held and never
+    renewed: a writer waits for it to expire, frees it, and writes."""
+    store = open_s3_store(s3_server, s3_uri, lease_ttl_s=1.0, lock_timeout_s=30.0)
+    lease = store._engine._locks.store_lease  # type: ignore[attr-defined]
+    current = lease._read()
+    assert lease._put({"holder": "a dead maintainer"}, current[1] if current else None)
+    t0 = time.monotonic()
+    with store.batch("u"):
+        store.upsert_nodes("u", [node("a")])
+    assert time.monotonic() - t0 < 20.0
+    assert store.count_nodes("u") == 1
+    store.close()
