@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
@@ -54,11 +54,13 @@ import attrs
 import structlog
 
 from labile.plugin import Edge, StoreError
+from labile_lancedb import _rows
+from labile_lancedb._cache import clone
 
 if TYPE_CHECKING:
     from labile_lancedb.store import LanceStore
 
-__all__ = ["Block", "Carry", "batch", "deferred"]
+__all__ = ["Block", "Carry", "batch", "carry_edges", "deferred"]
 
 log = structlog.get_logger(__name__)
 
@@ -162,6 +164,19 @@ class Carry:
                 del self.edges[ns]
         if not self.edges:
             self.blocks, self.since = 0, None
+
+
+def carry_edges(store: LanceStore, namespace: str, edges: Sequence[Edge]) -> None:
+    """`LanceStore.upsert_edges` inside a deferred block: checked like any write, then to
+    the namespace's cache and the carry, no transaction."""
+    with store._lock:
+        _rows.check_edges(store._spaces.nodes(namespace), edges)
+        graph = store._spaces.edges(namespace)
+        for edge in edges:
+            stored = clone(edge, namespace=namespace)
+            seq = graph.seqs.get(edge.id)
+            graph.put(stored, store._engine.next_seq(namespace) if seq is None else seq)
+            store._carry.put(namespace, stored, graph.seqs[edge.id])
 
 
 def overlay(store: LanceStore, namespace: str) -> list[Entry]:

@@ -28,6 +28,8 @@ from labile.plugin import Edge, Node, Observation, Origin, StoreError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from labile_lancedb._cache import NodeTable
+
 KEY_SEP: Final = "\x1f"
 #: Version of the on-disk layout; bump it (and add a migration) on any change.
 SCHEMA_VERSION: Final = 1
@@ -130,6 +132,16 @@ def check_node(node: Node, dim: int) -> None:
                 f"{what} has an embedding of shape {emb.shape}; this store holds "
                 f"{dim}-d vectors"
             )
+
+
+def check_edges(nodes: NodeTable, edges: Sequence[Edge]) -> None:
+    """Refuse a call (before any write) if one of ``edges`` is unstorable or dangling:
+    both ends must be nodes of ``nodes``, the namespace's node table."""
+    for edge in edges:
+        for end in (edge.src, edge.dst):
+            if nodes.get(end) is None:
+                raise StoreError(f"edge {edge.id!r} references unknown node {end!r}")
+        check_edge(edge)
 
 
 def check_edge(edge: Edge) -> None:

@@ -310,17 +310,10 @@ class LanceStore:
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
         if self._carry.active_here() is not None and self._engine.txn is None:
-            with self._lock:  # in a deferred block: to the cache and the carry only
-                self._check_edges(namespace, edges)
-                graph = self._spaces.edges(namespace)
-                for edge in edges:
-                    stored = clone(edge, namespace=namespace)
-                    seq = graph.seqs.get(edge.id)
-                    graph.put(stored, self._engine.next_seq(namespace) if seq is None else seq)
-                    self._carry.put(namespace, stored, graph.seqs[edge.id])
+            _deferred.carry_edges(self, namespace, edges)  # to the cache and the carry only
             return
         with self.batch(namespace), self._lock:
-            self._check_edges(namespace, edges)
+            _rows.check_edges(self._spaces.nodes(namespace), edges)
             if not edges:
                 return
             graph = self._spaces.edges(namespace)
@@ -333,15 +326,6 @@ class LanceStore:
                     p.new_edges.add(edge.id)
                 graph.put(stored, seq)
                 p.edges[edge.id] = (stored, seq)
-
-    def _check_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
-        """Refuse the call (before any write) if an edge is unstorable or dangling."""
-        table = self._spaces.nodes(namespace)
-        for edge in edges:
-            for end in (edge.src, edge.dst):
-                if table.get(end) is None:
-                    raise StoreError(f"edge {edge.id!r} references unknown node {end!r}")
-            _rows.check_edge(edge)
 
     def get_edges(self, namespace: str, ids: Sequence[str]) -> list[Edge]:
         """Edges by id, in the order asked; unknown ids are left out."""

@@ -130,8 +130,8 @@ def _single_writer_counts(path: Path, lo: int, hi: int) -> dict[str, tuple[int, 
 @pytest.mark.parametrize("turns", [30, pytest.param(100, marks=pytest.mark.slow)])
 def test_two_writers_of_the_same_ids_end_with_one_writers_counts(tmp_path: Path,
                                                                   turns: int) -> None:
-    """Both processes add the same turns at once (100 in the slow run, as in the issue);
-    a reader process reads all along."""
+    """Both processes add the same turns at once (100 in the slow run, as in the issue; 15,
+    three batches each, in the default run); a reader process reads all along."""
     single = _single_writer_counts(tmp_path / "single", 0, turns)
     path, go, stop = tmp_path / "shared", tmp_path / "go", tmp_path / "stop"
     _seed_store(path)
@@ -151,18 +151,20 @@ def test_two_writers_of_the_same_ids_end_with_one_writers_counts(tmp_path: Path,
     assert json.loads(rout)["reads"] > 0  # the reader was never locked out
 
 
-def test_two_writers_of_disjoint_ids_share_entities(tmp_path: Path) -> None:
-    """Even and odd halves of one conversation, written at once: no entity or episode
-    node exists twice, and every turn is stored once."""
+@pytest.mark.parametrize("half", [20, pytest.param(50, marks=pytest.mark.slow)])
+def test_two_writers_of_disjoint_ids_share_entities(tmp_path: Path, half: int) -> None:
+    """Two halves of one conversation, written at once in batches of 5 (20 turns each in
+    the default run, 50 under slow): no entity or episode node exists twice, and every
+    turn is stored once."""
     path, go = tmp_path / "shared", tmp_path / "go"
     _seed_store(path)
-    writers = _writers(path, [(0, 50), (50, 100)], go, step=5)
+    writers = _writers(path, [(0, half), (half, 2 * half)], go, step=5)
     go.touch()
     _finish(writers)
     assert _duplicate_contents(path) == {}
     raw = _raw_counts(path)
     assert all(rows == keys for rows, keys in raw.values()), raw
-    assert raw["observations"] == (101, 101)
+    assert raw["observations"] == (2 * half + 1, 2 * half + 1)
 
 
 def test_a_writer_that_cannot_get_the_lock_fails_naming_the_holder(tmp_path: Path) -> None:
