@@ -16,6 +16,7 @@ from lancedb_helpers import DIM, child_env, edge, node, obs, open_store, rvec
 
 from labile._errors import StoreError
 from labile_lancedb.store import LanceStore
+from store_checks import check_reader_never_sees_an_open_batch
 
 
 def test_other_connections_see_commits(tmp_path: Path) -> None:
@@ -149,16 +150,6 @@ def test_a_local_reader_never_sees_a_batch_before_its_commit(tmp_path: Path) -> 
         writer.add_observations("u", [obs("o0")])
         writer.upsert_nodes("u", [node("n0", content="espresso before")])
     reader = open_store(tmp_path / "m")
-    assert [o.id for o in reader.iter_observations("u")] == ["o0"]
-    with writer.batch("u"):
-        writer.add_observations("u", [obs("o1")])
-        writer.upsert_nodes("u", [node("n1", content="espresso during")])
-        assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
-        assert writer._open_intents()  # the rows are in LanceDB, under an intent
-        assert [o.id for o in reader.iter_observations("u")] == ["o0"]
-        assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
-        assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]
-    assert [o.id for o in reader.iter_observations("u")] == ["o0", "o1"]
-    assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
+    check_reader_never_sees_an_open_batch(writer, reader, obs, node)
     writer.close()
     reader.close()

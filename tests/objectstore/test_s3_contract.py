@@ -16,6 +16,7 @@ from labile.plugin import StoreError
 from labile.testing import StoreContract
 from labile_lancedb._lock import StoreBusyError
 from labile_lancedb.config import LanceStoreConfig
+from store_checks import check_reader_never_sees_an_open_batch
 
 
 class TestS3LanceStore(StoreContract):
@@ -91,16 +92,7 @@ def test_a_reader_never_sees_a_batch_before_its_commit(s3_server: S3Server,
         writer.add_observations("u", [obs("o0")])
         writer.upsert_nodes("u", [node("n0", content="espresso before")])
     reader = open_s3_store(s3_server, s3_uri, lease_ttl_s=5.0)
-    with writer.batch("u"):
-        writer.add_observations("u", [obs("o1")])
-        writer.upsert_nodes("u", [node("n1", content="espresso during")])
-        assert {n.id for n, _ in writer.text_search("u", "espresso", 5)} == {"n0", "n1"}
-        assert writer._open_intents()  # the rows are in LanceDB, under an intent
-        assert [o.id for o in reader.iter_observations("u")] == ["o0"]
-        assert [n.id for n in reader.iter_nodes("u")] == ["n0"]
-        assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]
-    assert [o.id for o in reader.iter_observations("u")] == ["o0", "o1"]
-    assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
+    check_reader_never_sees_an_open_batch(writer, reader, obs, node)
     writer.close()
     reader.close()
 
