@@ -37,7 +37,7 @@ import structlog
 
 from labile.plugin import StoreError
 from labile_lancedb._location import StoreLocation
-from labile_lancedb._lock import Holding, StoreBusyError, holder_id
+from labile_lancedb._lock import Holding, holder_id
 
 __all__ = ["LEASE_KEY", "ObjectLease", "lease_keys", "object_store_for"]
 
@@ -161,19 +161,11 @@ class ObjectLease(Holding):
                 "written_at": time.time()}
 
     # -- the lock interface -----------------------------------------------------------
-    def acquire(self) -> None:
-        """Take the lease, waiting at most ``timeout_s``.
-
-        Raises:
-            StoreBusyError: another writer held it (and kept renewing it) for
-                longer than ``timeout_s``; the message names the lease and holder.
-            StoreError: the lease is closed.
-        """
-        if not self.try_acquire(self.timeout_s):
-            raise StoreBusyError(
-                f"another writer ({self.holder() or 'unknown process'}) holds the write "
+    def busy_message(self) -> str:
+        # held, and kept renewed, by another writer for longer than timeout_s
+        return (f"another writer ({self.holder() or 'unknown process'}) holds the write "
                 f"lease {self.path} for more than lock_timeout_s = {self.timeout_s:g} s; "
-                "one process writes to a store at a time: retry later, or raise "
+                "one process writes to a namespace at a time: retry later, or raise "
                 "[store] lock_timeout_s")
 
     def try_acquire(self, timeout_s: float) -> bool:

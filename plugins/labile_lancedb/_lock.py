@@ -59,10 +59,28 @@ def holder_id() -> str:
 
 
 class Holding:
-    """`holding` for a lock class that has ``acquire`` and ``release``."""
+    """`acquire` and `holding` for a lock class that has ``try_acquire``, ``release``,
+    ``timeout_s`` and a `busy_message`."""
+
+    timeout_s: float
+
+    def try_acquire(self, timeout_s: float) -> bool:
+        raise NotImplementedError
+
+    def busy_message(self) -> str:
+        """What `acquire` says when ``timeout_s`` passed: who holds what, and what to do."""
+        raise NotImplementedError
 
     def acquire(self) -> None:
-        raise NotImplementedError
+        """Take the lock, waiting at most ``timeout_s``.
+
+        Raises:
+            StoreBusyError: it stayed held for longer than ``timeout_s`` (the
+                message names the lock and, where known, its holder).
+            StoreError: the lock is closed.
+        """
+        if not self.try_acquire(self.timeout_s):
+            raise StoreBusyError(self.busy_message())
 
     def release(self) -> None:
         raise NotImplementedError
@@ -101,21 +119,11 @@ class FileLock(Holding):
                 "directory must be writable"
             ) from None
 
-    def acquire(self) -> None:
-        """Take the lock, waiting at most ``timeout_s``.
-
-        Raises:
-            StoreBusyError: another process held it for longer than ``timeout_s``
-                (the message names the lock file and the holder).
-            StoreError: this lock is closed.
-        """
-        if not self.try_acquire(self.timeout_s):
-            raise StoreBusyError(
-                f"another writer ({self.holder() or 'unknown process'}) holds the write "
+    def busy_message(self) -> str:
+        return (f"another writer ({self.holder() or 'unknown process'}) holds the write "
                 f"lock {self.path} for more than lock_timeout_s = {self.timeout_s:g} s; "
                 "one process writes to a namespace at a time: retry later, or raise "
-                "[store] lock_timeout_s"
-            )
+                "[store] lock_timeout_s")
 
     def holder(self) -> str:
         """Who last took the lock (``pid <n> on <host>``), or ``""`` if unknown."""

@@ -107,10 +107,8 @@ class _LocalExclusive(Holding):
         self._turnstile, self._store = turnstile, store
         self.path, self.timeout_s = store.path, store.timeout_s
 
-    def acquire(self) -> None:
-        if not self.try_acquire(self.timeout_s):
-            raise StoreBusyError(
-                f"batches in progress kept the store lock {self.path} shared for more than "
+    def busy_message(self) -> str:
+        return (f"batches in progress kept the store lock {self.path} shared for more than "
                 f"lock_timeout_s = {self.timeout_s:g} s; store-wide operations wait for them: "
                 "retry later, or raise [store] lock_timeout_s")
 
@@ -208,10 +206,8 @@ class _ObjectExclusive(Holding):
         self.path, self.timeout_s = self._lease.path, self._lease.timeout_s
         self._depth = 0
 
-    def acquire(self) -> None:
-        if not self.try_acquire(self.timeout_s):
-            raise StoreBusyError(
-                f"the store lease {self.path} could not be held with no batch in progress "
+    def busy_message(self) -> str:
+        return (f"the store lease {self.path} could not be held with no batch in progress "
                 f"within lock_timeout_s = {self.timeout_s:g} s: retry later, or raise "
                 "[store] lock_timeout_s")
 
