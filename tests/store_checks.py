@@ -6,6 +6,7 @@ A plain module at the tests root (not a conftest): the root conftest puts this f
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -35,3 +36,15 @@ def check_reader_never_sees_an_open_batch(
         assert [n.id for n, _ in reader.text_search("u", "espresso", 5)] == ["n0"]
     assert [o.id for o in reader.iter_observations("u")] == ["o0", "o1"]
     assert {n.id for n, _ in reader.text_search("u", "espresso", 5)} == {"n0", "n1"}
+
+
+def raw_namespace_rows(db: Any, namespace: str) -> dict[str, list[str]]:
+    """Every row of ``namespace`` in each data table at its newest version, all columns,
+    as sorted JSON, read through the plain LanceDB connection ``db`` (no labile store is
+    opened, so nothing is recovered or cached)."""
+    out = {}
+    for name in ("observations", "nodes", "edges"):
+        rows = db.open_table(name).search().where(f"namespace = '{namespace}'").limit(None)
+        out[name] = sorted(json.dumps(r, sort_keys=True, default=str)
+                           for r in rows.to_arrow().to_pylist())
+    return out

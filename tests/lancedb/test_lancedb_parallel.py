@@ -10,7 +10,6 @@ were. A property test over random histories, and two examples.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,19 +21,14 @@ from lancedb_helpers import node, obs, open_store
 
 from labile.plugin import Edge
 from labile_lancedb.store import LanceStore
+from store_checks import raw_namespace_rows
 
 
 def _rows(path: Path, ns: str) -> dict[str, list[str]]:
     """Every row of ``ns`` in each data table at its newest version (all columns)."""
     import lancedb
 
-    db = lancedb.connect(str(path))
-    out = {}
-    for name in ("observations", "nodes", "edges"):
-        data = db.open_table(name).search().where(f"namespace = '{ns}'").limit(None)
-        out[name] = sorted(json.dumps(r, sort_keys=True, default=str)
-                           for r in data.to_arrow().to_pylist())
-    return out
+    return raw_namespace_rows(lancedb.connect(str(path)), ns)
 
 
 def _b_commit(store: LanceStore, step: int, n_new: int, drop_one: bool) -> None:

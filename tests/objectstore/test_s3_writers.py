@@ -29,6 +29,7 @@ from objectstore_helpers import S3Server, child_env, deps, open_s3_store
 
 from labile_lancedb.config import LanceStoreConfig
 from labile_lancedb.store import LanceStore
+from store_checks import raw_namespace_rows
 
 DIM = 16
 #: The crash trials' lease: short, so a killed writer's lease expires quickly.
@@ -302,13 +303,7 @@ def _raw_intents(server: S3Server | None, uri: str) -> set[str]:
 def _raw_rows(server: S3Server | None, uri: str, ns: str) -> dict[str, list[str]]:
     """Every row of namespace ``ns`` in each data table at its newest version, read
     with LanceDB directly."""
-    db = _raw_db(server, uri)
-    out = {}
-    for name in ("observations", "nodes", "edges"):
-        rows = db.open_table(name).search().where(f"namespace = '{ns}'").limit(None)
-        out[name] = sorted(json.dumps(r, sort_keys=True, default=str)
-                           for r in rows.to_arrow().to_pylist())
-    return out
+    return raw_namespace_rows(_raw_db(server, uri), ns)
 
 
 def _parallel_crash_trials(server: S3Server | None, uri: str, trials: int,
