@@ -25,7 +25,7 @@ Nothing here does I/O or knows about nodes: it maps slots to cells.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 import numpy as np
@@ -340,17 +340,10 @@ class _Runs:
     def hamming(self, laid: NDArray[np.uint64], qc: NDArray[np.uint64],
                 words: int) -> NDArray[np.uint16]:
         """Hamming distance of ``qc`` over the first ``words`` words, position by position."""
-        acc = np.zeros(len(self), np.uint16)
-        bits = np.empty(len(self), np.uint8)
         bounds = list(zip(self.starts.tolist(), self.stops.tolist(), strict=True))
-        for j in range(words):
-            row = laid[j]
-            word = (np.concatenate([row[a:b] for a, b in bounds]) if bounds
-                    else np.zeros(0, np.uint64))
-            np.bitwise_xor(word, qc[j], out=word)
-            np.bitwise_count(word, out=bits)
-            np.add(acc, bits, out=acc)
-        return acc
+        return _count_differing_bits(
+            (np.concatenate([laid[j, a:b] for a, b in bounds]) if bounds
+             else np.zeros(0, np.uint64) for j in range(words)), qc, len(self))
 
     def positions(self, picked: NDArray[np.intp]) -> NDArray[np.intp]:
         """The layout positions at ascending indices ``picked`` into the ranges."""
@@ -387,11 +380,18 @@ def train_cells(dim: int, n: int, embedded: NDArray[np.bool_],
 def _hamming(columns: NDArray[np.uint64], index: NDArray[np.intp],
              qc: NDArray[np.uint64]) -> NDArray[np.uint16]:
     """Hamming distance of ``qc`` to the codes at ``index`` of column-major ``columns``."""
-    acc = np.zeros(len(index), np.uint16)
-    word = np.empty(len(index), np.uint64)
-    bits = np.empty(len(index), np.uint8)
-    for j in range(columns.shape[0]):
-        np.take(columns[j], index, out=word)
+    word = np.empty(len(index), np.uint64)  # one buffer, refilled word after word
+    return _count_differing_bits((np.take(columns[j], index, out=word)
+                                  for j in range(columns.shape[0])), qc, len(index))
+
+
+def _count_differing_bits(words: Iterable[NDArray[np.uint64]], qc: NDArray[np.uint64],
+                          n: int) -> NDArray[np.uint16]:
+    """Sum over the code words of the bits where the ``j``-th of ``words`` (``n`` codes'
+    word ``j``, overwritten here) differs from ``qc[j]``."""
+    acc = np.zeros(n, np.uint16)
+    bits = np.empty(n, np.uint8)
+    for j, word in enumerate(words):
         np.bitwise_xor(word, qc[j], out=word)
         np.bitwise_count(word, out=bits)
         np.add(acc, bits, out=acc)
