@@ -26,6 +26,8 @@ import attrs
 import numpy as np
 import structlog
 
+from labile.plugin import runtime_field
+
 if TYPE_CHECKING:
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -112,6 +114,9 @@ def _verify(path: Path, expected: str, what: str) -> None:
 class MiniLMConfig:
     """Settings of :class:`MiniLMEmbedder`.
 
+    ``threads`` and ``batch_size`` are runtime-only (`labile.plugin.runtime_field`): they
+    change the speed, never a vector, so a store opens whatever their values.
+
     Attributes:
         threads: onnxruntime ``intra_op_num_threads``. 2 suits an idle 2-core machine; use 1
             when another busy thread shares the cores (1 thread beat 2 under contention).
@@ -119,12 +124,13 @@ class MiniLMConfig:
             only to its own longest text.
         max_tokens: Truncation length in word pieces, [CLS] and [SEP] included. 256 matches
             sentence-transformers' ``max_seq_length`` for this model; the model accepts 512.
+            It changes vectors, so it is part of a store's recorded shape.
     """
 
-    threads: int = attrs.field(
+    threads: int = runtime_field(
         default=2, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
     )
-    batch_size: int = attrs.field(
+    batch_size: int = runtime_field(
         default=64, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
     )
     max_tokens: int = attrs.field(

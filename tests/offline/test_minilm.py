@@ -12,6 +12,7 @@ import attrs
 import numpy as np
 import pytest
 
+from labile.plugin import runtime_only
 from labile_offline import minilm
 from labile_offline.minilm import MiniLMConfig, MiniLMEmbedder, ModelIntegrityError
 
@@ -99,6 +100,11 @@ def test_order_preserved_across_small_batches(embedder: MiniLMEmbedder) -> None:
     dup = small.embed([MIXED[1], MIXED[0], MIXED[1]])
     np.testing.assert_allclose(dup[0], dup[2], atol=1e-6)
     np.testing.assert_allclose(dup[1], expected[0], atol=1e-5)
+
+
+def test_threads_and_batch_size_are_runtime_only_and_max_tokens_is_not() -> None:
+    runtime = {f.name for f in attrs.fields(MiniLMConfig) if runtime_only(f)}
+    assert runtime == {"threads", "batch_size"}
 
 
 def test_accepts_any_sequence(embedder: MiniLMEmbedder) -> None:
