@@ -10,6 +10,10 @@ declared kind: in a config file it is a registered name (or one of the kind's
 aliases) or a table ``{type = "<name>", <options>…}``, structured strictly
 with that kind's registry into a `ComponentSpec`. The host component builds
 it with ``deps.registries.build(spec, deps, …)``.
+
+A field made with `runtime_field` is *runtime-only*: it changes how fast a
+component runs, never what it produces, so it is no part of the shape a
+store records (`labile._recorded`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
 
 #: attrs field metadata key naming the kind of a nested component field.
 KIND_KEY: Final = "labile.kind"
+#: attrs field metadata key marking a runtime-only option (see `runtime_field`).
+RUNTIME_KEY: Final = "labile.runtime"
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +96,29 @@ def nested_kind(field: attrs.Attribute[Any]) -> str | None:
     """The kind of a `component_field`, ``None`` for any other field."""
     kind = field.metadata.get(KIND_KEY)
     return kind if isinstance(kind, str) else None
+
+
+def runtime_field(**kwargs: Any) -> Any:
+    """An ``attrs.field`` (same arguments) for a *runtime-only* option.
+
+    The contract: the option changes only how a component runs (threads, batch
+    sizes, timeouts), never its output, so two configs that differ only in such
+    options produce the same stored data. A store therefore leaves these options
+    out of the shape it records, and opens with any value of them::
+
+        threads: int = runtime_field(default=2, validator=ge(1))
+
+    Do not mark an option that changes a vector, a node or an edge (a truncation
+    length, a model, a threshold): a store built with another value would then
+    be opened as if it held the same data.
+    """
+    metadata = {**(kwargs.pop("metadata", None) or {}), RUNTIME_KEY: True}
+    return attrs.field(metadata=metadata, **kwargs)
+
+
+def runtime_only(field: attrs.Attribute[Any]) -> bool:
+    """Whether ``field`` was made with `runtime_field`."""
+    return field.metadata.get(RUNTIME_KEY) is True
 
 
 # -- the strict converter ----------------------------------------------------------

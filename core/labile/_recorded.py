@@ -5,7 +5,10 @@ directory without a config uses it; opening it with a pipeline that would
 store other things (another store type, embedder, extractor or consolidators:
 the *stored shape*) is refused, naming both; other differences only change how
 the store is read (seeders, expanders, filters, reconsolidators, ``k``, the LLM)
-and are allowed and logged. Stores without a directory (in memory) record nothing.
+and are allowed and logged. Runtime-only options (`labile._convert.runtime_field`:
+an embedder's threads or batch size) are no part of the shape, and are also left
+out of a record written before they were marked. Stores without a directory (in
+memory) record nothing.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 import structlog
 
 from labile._config import PipelineConfig, resolve
-from labile._convert import ComponentSpec
+from labile._convert import ComponentSpec, runtime_only
 from labile._errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
@@ -63,14 +67,51 @@ def read_record(directory: Path) -> dict[str, Any] | None:
 
 
 def shape(config: PipelineConfig) -> dict[str, Any]:
-    """What decides the stored data: the store's type and the shape kinds' full specs."""
+    """What decides the stored data: the store's type and the shape kinds' full specs,
+    without their runtime-only options."""
     out: dict[str, Any] = {"store": config.single("store").type}
     for kind in SHAPE_KINDS:
         value = config.components.get(kind)
         if isinstance(value, ComponentSpec):
-            out[kind] = value.to_table()
+            out[kind] = _stored(value.to_table(), value)
         elif value is not None:
-            out[kind] = [s.to_table() for s in value]
+            out[kind] = [_stored(s.to_table(), s) for s in value]
+    return out
+
+
+def _recorded_shape(recorded: dict[str, Any], config: PipelineConfig) -> dict[str, Any]:
+    """A recorded shape without the runtime-only options of ``config``'s components: a
+    record written before an option was marked runtime-only still holds it."""
+    out = dict(recorded)
+    for kind in SHAPE_KINDS:
+        value, written = config.components.get(kind), out.get(kind)
+        if isinstance(value, ComponentSpec):
+            out[kind] = _stored(written, value)
+        elif value is not None and isinstance(written, list):
+            # element by element; extra recorded elements stay and differ anyway
+            out[kind] = [_stored(w, s) for w, s in zip(written, value, strict=False)] + \
+                written[len(value):]
+    return out
+
+
+def _stored(written: Any, spec: ComponentSpec) -> Any:
+    """``written`` (a spec as written: a name or a table) without the runtime-only options
+    of ``spec``'s config class, nested components' included; as it is when it names
+    another type, so that another component still differs."""
+    config = spec.config
+    if not isinstance(written, dict) or written.get("type") != spec.type \
+            or not attrs.has(type(config)):
+        return written
+    out = dict(written)
+    for field in attrs.fields(type(config)):
+        nested = getattr(config, field.name)
+        if runtime_only(field):
+            out.pop(field.name, None)
+        elif isinstance(nested, ComponentSpec) and field.name in out:
+            inner = _stored(out[field.name], nested)
+            # written as a bare name once no option is left, as `ComponentSpec.to_ref` does
+            out[field.name] = inner["type"] if isinstance(inner, dict) and len(inner) == 1 \
+                else inner
     return out
 
 
@@ -91,7 +132,8 @@ def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
     found = read_record(directory)
     if found is None:
         return True
-    recorded, theirs, ours = found["pipeline"], found["shape"], _plain(shape(config))
+    recorded, ours = found["pipeline"], _plain(shape(config))
+    theirs = _recorded_shape(found["shape"], config)
     if theirs != ours:
         differ = sorted(k for k in {*theirs, *ours} if theirs.get(k) != ours.get(k))
         raise ConfigError(

@@ -19,10 +19,10 @@ It exports the hook marker and callbacks (`hookimpl`, `Register`,
 `Declare`), the kind declaration (`KindSpec`), the ports every component
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
-`component_field`, `nested_kind`), the data model, the errors a component
-raises, and what commands use (`echo`, `open_memory`, `BUNDLED`: the
-bundles that ship with labile). The other kernel modules are the kernel's
-own business.
+`component_field`, `nested_kind`, `runtime_field`, `runtime_only`), the
+data model, the errors a component raises, and what commands use (`echo`,
+`open_memory`, `BUNDLED`: the bundles that ship with labile). The other
+kernel modules are the kernel's own business.
 """
 
 from __future__ import annotations
@@ -36,7 +36,13 @@ from labile._commands import (
     open_memory,
 )
 from labile._config import structure_options
-from labile._convert import ComponentSpec, component_field, nested_kind
+from labile._convert import (
+    ComponentSpec,
+    component_field,
+    nested_kind,
+    runtime_field,
+    runtime_only,
+)
 from labile._errors import (
     ConfigError,
     InputError,
@@ -109,6 +115,6 @@ __all__ = [
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "structure_options",
-    "utcnow", "zscores",
+    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
+    "runtime_only", "structure_options", "utcnow", "zscores",
 ]

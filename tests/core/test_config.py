@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from labile._config import CONVERTER, merge_tables, resolve, structure_options
 from labile._errors import ConfigError
 from labile._registry import Component, Registries
+from labile.plugin import ComponentSpec, component_field, runtime_field, runtime_only
 from labile.testing import make_registries
 
 _REGISTRIES = make_registries()
@@ -155,3 +156,25 @@ def test_string_shorthand_for_components() -> None:
 
 def _unused(_: Registries) -> None:  # keeps the Registries import honest for type checkers
     pass
+
+
+@attrs.frozen(kw_only=True)
+class _RuntimeConfig:
+    threads: int = runtime_field(default=2, validator=attrs.validators.ge(1),
+                                 metadata={"acme.note": "kept"})
+    size: int = attrs.field(default=3)
+    nested: ComponentSpec = component_field("acme.kind", "acme.kind.default")
+
+
+def test_runtime_field_is_an_attrs_field_that_carries_the_marker() -> None:
+    fields = attrs.fields_dict(_RuntimeConfig)
+    assert runtime_only(fields["threads"])
+    assert not runtime_only(fields["size"]) and not runtime_only(fields["nested"])
+    assert fields["threads"].metadata["acme.note"] == "kept"  # the caller's metadata stays
+    assert _RuntimeConfig().threads == 2
+    with pytest.raises(ValueError):
+        _RuntimeConfig(threads=0)
+    # structured and written like any option
+    config = CONVERTER.structure({"threads": 4}, _RuntimeConfig)
+    assert config.threads == 4
+    assert CONVERTER.unstructure(config)["threads"] == 4

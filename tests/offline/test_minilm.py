@@ -12,6 +12,7 @@ import attrs
 import numpy as np
 import pytest
 
+from labile.plugin import runtime_only
 from labile_offline import minilm
 from labile_offline.minilm import MiniLMConfig, MiniLMEmbedder, ModelIntegrityError
 
@@ -101,6 +102,23 @@ def test_order_preserved_across_small_batches(embedder: MiniLMEmbedder) -> None:
     np.testing.assert_allclose(dup[1], expected[0], atol=1e-5)
 
 
+def test_batch_size_does_not_change_vectors(
+    embedder: MiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    # The contract of a runtime-only option: padding to a batch's longest text is masked
+    # out of the pooling, so any batch size gives the same vectors.
+    texts = MIXED + reference["sentences"]
+    expected = embedder.embed(texts)
+    for size in (1, 3, 64):
+        other = MiniLMEmbedder(MiniLMConfig(batch_size=size), None).embed(texts)
+        np.testing.assert_allclose(other, expected, atol=1e-6, err_msg=f"batch_size={size}")
+
+
+def test_threads_and_batch_size_are_runtime_only_and_max_tokens_is_not() -> None:
+    runtime = {f.name for f in attrs.fields(MiniLMConfig) if runtime_only(f)}
+    assert runtime == {"threads", "batch_size"}
+
+
 def test_accepts_any_sequence(embedder: MiniLMEmbedder) -> None:
     as_list = embedder.embed(["a cat", "a dog"])
     np.testing.assert_allclose(embedder.embed(("a cat", "a dog")), as_list, atol=1e-6)
@@ -185,7 +203,7 @@ def test_missing_model_package_hint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_config_defaults_and_validation() -> None:
     cfg = MiniLMConfig()
-    assert (cfg.threads, cfg.batch_size, cfg.max_tokens) == (2, 64, 256)
+    assert (cfg.threads, cfg.batch_size, cfg.max_tokens) == (2, 8, 256)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         cfg.threads = 1  # type: ignore[misc]
     for bad in ({"threads": 0}, {"batch_size": 0}, {"max_tokens": 7}, {"max_tokens": 513}):

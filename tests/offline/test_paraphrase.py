@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from importlib import metadata
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from labile.plugin import runtime_only
 from labile_offline import paraphrase
-from labile_offline.minilm import ModelIntegrityError
+from labile_offline.minilm import MiniLMConfig, ModelIntegrityError
 from labile_offline.paraphrase import (
     FusedEmbedder,
     FusedEmbedderConfig,
@@ -69,6 +71,14 @@ def test_wrong_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(paraphrase, "L3_SHA256", "0" * 64)
     with pytest.raises(ModelIntegrityError):
         paraphrase.l3_model_file()
+
+
+def test_configs_share_minilm_runtime_options_and_defaults() -> None:
+    l3, base = ParaphraseL3Config(), MiniLMConfig()
+    assert (l3.threads, l3.batch_size, l3.max_tokens) == (base.threads, base.batch_size, 128)
+    for cls, runtime in ((ParaphraseL3Config, {"threads", "batch_size"}),
+                         (FusedEmbedderConfig, {"threads"})):
+        assert {f.name for f in attrs.fields(cls) if runtime_only(f)} == runtime, cls
 
 
 def test_fused_config_rejects_zero_weights() -> None:
