@@ -250,7 +250,7 @@ def deferred(store: LanceStore, namespace: str) -> Iterator[None]:
         return
     # One writer at a time in this process, as for batches: another thread's
     # batch or deferred block waits until this block ends (the engine's lock).
-    with engine._txn_lock:  # (the engine's own lock: no second one to order against it)
+    with engine.txn_lock:  # (the engine's own lock: no second one to order against it)
         stack = ExitStack()
 
         def promote() -> None:

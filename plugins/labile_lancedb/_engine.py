@@ -426,6 +426,19 @@ class Engine:
         self._journal.begin(txn, [namespace], self._seqs)
 
     @property
+    def txn_lock(self) -> threading.RLock:
+        """This process's writer lock (re-entrant): held by the thread that writes, for
+        the whole of its batch, deferred block or maintenance, so that no second writer
+        of this process starts meanwhile. Take it before ``lock``, never inside it (that
+        is the order every holder uses, so none can deadlock another)."""
+        return self._txn_lock
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` has run (every later call but `close` is refused)."""
+        return self._closed
+
+    @property
     def file_lock(self) -> WriterLock:
         """The store-wide lock, held exclusively (a file lock, or an object-store lease)."""
         return self._flock

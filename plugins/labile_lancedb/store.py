@@ -526,7 +526,7 @@ class LanceStore:
                 edits could not be committed (they are lost; the store is closed).
         """
         try:
-            if self._carry and not self._engine._closed:
+            if self._carry and not self._engine.closed:
                 self.flush()
         except BaseException:
             log.error("lancedb_deferred_edits_lost", path=str(self.path))

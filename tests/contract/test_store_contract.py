@@ -46,6 +46,16 @@ class TestLanceStore(StoreContract):
         yield s
         s.close()
 
+    def reopen(self, store: Store) -> Store:
+        """Close the store and open its directory again (the deferred durability check)."""
+        from labile_lancedb.config import LanceStoreConfig
+        from labile_lancedb.store import LanceStore
+
+        assert isinstance(store, LanceStore)
+        store.close()
+        return LanceStore(LanceStoreConfig(path=str(store.path)),
+                          SimpleNamespace(embedder=self.embedder))
+
 
 ROOT = Path(__file__).resolve().parents[2]
 

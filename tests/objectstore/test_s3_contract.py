@@ -5,7 +5,7 @@ config time, credentials read from named variables, and the writer lease."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -22,12 +22,20 @@ from store_checks import check_reader_never_sees_an_open_batch
 class TestS3LanceStore(StoreContract):
     """The LanceDB store on an ``s3://`` prefix, one new prefix per check."""
 
+    _reopen: Callable[[], Store]  # opens this check's prefix (set by the fixture)
+
     @pytest.fixture
     def store(self, s3_server: S3Server, s3_uri: str) -> Iterator[Store]:
-        s = open_s3_store(s3_server, s3_uri, dim=self.embedder.dim,
-                          lease_ttl_s=5.0)
+        self._reopen = lambda: open_s3_store(s3_server, s3_uri, dim=self.embedder.dim,
+                                             lease_ttl_s=5.0)
+        s = self._reopen()
         yield s
         s.close()
+
+    def reopen(self, store: Store) -> Store:
+        """Close the store and open its prefix again (the deferred durability check)."""
+        store.close()
+        return self._reopen()
 
     @pytest.mark.slow
     def test_random_writes_agree_with_the_reference_store(self, store: Store) -> None:

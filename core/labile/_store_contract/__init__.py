@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 pytest.register_assert_rewrite("labile._store_contract.records", "labile._store_contract.suite",
-                              "labile._store_contract.erasure")
+                              "labile._store_contract.erasure", "labile._store_contract.deferred",
+                              "labile._store_contract.differential")
 
 from labile._store_contract.records import ContractEmbedder  # noqa: E402
 from labile._store_contract.suite import StoreContract  # noqa: E402

@@ -19,6 +19,7 @@ import pytest
 from labile._errors import StoreError
 from labile._model import Edge, NodeFilter, edge_id
 from labile._protocols import Store
+from labile._store_contract.deferred import DeferredChecks
 from labile._store_contract.differential import DifferentialChecks
 from labile._store_contract.erasure import ErasureChecks
 from labile._store_contract.records import NS, T0, ContractEmbedder, edge, node, obs, vec
@@ -34,7 +35,7 @@ def _hit_ids(hits: Any) -> list[str]:
     return [n.id for n, _ in hits]
 
 
-class StoreContract(DifferentialChecks, ErasureChecks):
+class StoreContract(DeferredChecks, DifferentialChecks, ErasureChecks):
     """The `Store` contract suite: subclass it in a test module and provide ``store``.
 
     The ``store`` fixture must yield a new, empty store built for
@@ -53,6 +54,10 @@ class StoreContract(DifferentialChecks, ErasureChecks):
 
     The class name does not start with ``Test``, so pytest collects only the
     subclasses; each inherits every check as a test method.
+
+    A store that is also a `labile.plugin.DeferredStore` gets its checks too
+    (the others skip them); override `reopen` to check that deferred writes
+    survive ``flush``/``close`` and a reopen.
     """
 
     #: What the store under test must be built for (its ``name`` and ``dim``).
