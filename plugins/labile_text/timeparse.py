@@ -178,7 +178,17 @@ def _full_date(m: re.Match[str], anchor: date) -> Interval | None:
 @_rule(rf"{_MON}\.?\s+(?:the\s+)?{_DAYNUM}")
 def _day_month(m: re.Match[str], anchor: date) -> Interval | None:
     month = _month_of(m)
-    return None if month is None else day_interval(date(anchor.year, month, int(m.group("d"))))
+    if month is None:
+        return None
+    day = int(m.group("d"))
+    when = date(anchor.year, month, day)
+    if when > anchor:
+        # A bare date names the last one, as a bare month does (`_cued_month`): asked in
+        # January, "on August 11" is last August, not the coming one; plans roll forward
+        # again in `resolve_time_expressions`. A 29 February without a leap year before
+        # it falls on the 28th.
+        when = clamped(anchor.year - 1, month, day)
+    return day_interval(when)
 
 
 @_rule(rf"{_MON}\.?,?\s+(?:of\s+)?{_YEAR}")

@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 
 from labile_text import TimeMention, resolve_time_expressions
 
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December")
+
 # Monday 8 May 2023, 13:56 UTC (a LoCoMo session stamp).
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 SATURDAY = datetime(2023, 5, 13, 10, 0, tzinfo=UTC)
@@ -239,6 +242,10 @@ def test_resolver_is_total_on_arbitrary_text(text: str, anchor: datetime) -> Non
         ("We met on Saturday.", datetime(2024, 5, 11, tzinfo=UTC)),
         ("I'm training for the half marathon in March.", datetime(2024, 3, 1, tzinfo=UTC)),
         ("Next year I will fly out on May 2nd.", datetime(2025, 5, 2, tzinfo=UTC)),
+        # a bare date later in the year than the anchor: last year's, or the coming one
+        ("I ran my first race on August 11.", datetime(2023, 8, 11, tzinfo=UTC)),
+        ("I'm going to run a race on August 11.", datetime(2024, 8, 11, tzinfo=UTC)),
+        ("We met on the 20th of May.", datetime(2023, 5, 20, tzinfo=UTC)),
     ],
 )
 def test_bare_dates_follow_the_tense(text: str, expected_start: datetime) -> None:
@@ -257,3 +264,24 @@ def test_tense_can_be_forced_either_way() -> None:
     assert future.start == datetime(2024, 9, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match="tense"):
         resolve_time_expressions(question, anchor, tense="later")
+
+
+def test_a_bare_day_asked_in_the_past_is_never_after_the_question() -> None:
+    """A past-tense question about "August 11" asked in January means last August."""
+    anchor = datetime(2024, 1, 6, 9, 0, tzinfo=UTC)
+    (day,) = resolve_time_expressions("What did she do on August 11?", anchor, tense="past")
+    (ahead,) = resolve_time_expressions("What will she do on August 11?", anchor, tense="future")
+    assert (day.start, day.end) == (datetime(2023, 8, 11, tzinfo=UTC),
+                                    datetime(2023, 8, 12, tzinfo=UTC))
+    assert ahead.start == datetime(2024, 8, 11, tzinfo=UTC)
+
+
+@given(st.dates(min_value=date(1950, 1, 1), max_value=date(2090, 12, 31)),
+       st.integers(min_value=1, max_value=12), st.integers(min_value=1, max_value=28))
+def test_a_bare_day_in_the_past_tense_is_the_last_one(anchor_day: date, month: int,
+                                                       day: int) -> None:
+    """Read in the past tense, a bare day is on or before the anchor, less than a year back."""
+    anchor = datetime(anchor_day.year, anchor_day.month, anchor_day.day, 12, tzinfo=UTC)
+    text = f"It happened on {MONTH_NAMES[month - 1]} {day}."
+    (mention,) = resolve_time_expressions(text, anchor, tense="past")
+    assert mention.start <= anchor < mention.start + timedelta(days=366)
