@@ -231,6 +231,9 @@ def _cued_year(m: re.Match[str], anchor: date) -> Interval | None:
     r"(?P<rel>last|next|this\s+coming|this\s+past|this|back\s+in|in\s+early|in\s+late|"
     r"in\s+mid|in|during|since|early|late|mid|the\s+end\s+of|the\s+beginning\s+of|"
     rf"the\s+start\s+of|the\s+middle\s+of|the\s+month\s+of)[\s-]+{_FULL_MON}"
+    # the year, when one follows: "during September 2023" is one phrase, longer than
+    # "September 2023" alone, so without it the cue would win and drop the year
+    rf"(?:,?\s+(?:of\s+)?{_YEAR})?"
 )
 def _cued_month(m: re.Match[str], anchor: date) -> Interval | None:
     raw = m.group("mon")
@@ -239,14 +242,19 @@ def _cued_month(m: re.Match[str], anchor: date) -> Interval | None:
     month = MONTH_NUMBERS[raw.casefold()]
     rel = " ".join(m.group("rel").casefold().split())
     y = anchor.year
-    if rel == "last":
+    if m.group("y") is not None:
+        y = int(m.group("y"))
+        if not valid_year(y):
+            return None
+    elif rel == "last":
         y = anchor.year if month < anchor.month else anchor.year - 1
     elif rel in {"next", "this coming"}:
         y = anchor.year if month > anchor.month else anchor.year + 1
     elif month > anchor.month:
         y = anchor.year - 1
     if rel == "since":
-        return date(y, month, 1), anchor + timedelta(days=1), "range"
+        start = date(y, month, 1)
+        return (start, anchor + timedelta(days=1), "range") if start <= anchor else None
     return month_interval(y, month)
 
 
@@ -341,10 +349,13 @@ def _in_future(m: re.Match[str], anchor: date) -> Interval | None:
 @_rule(
     rf"(?:the\s+)?(?P<dir>past|last|next)\s+{_NUM}\s+{_UNIT}"
     r"|(?:the\s+)?past\s+(?P<unit2>day|week|month|year)s?"
+    # "in the last year" is the twelve months before now, as "the past year" is; "last
+    # year" alone is the calendar year, and "the last week of May" a week of May
+    r"|the\s+last\s+(?P<unit3>day|week|month|year)(?!\s+of\b)"
 )
 def _rolling(m: re.Match[str], anchor: date) -> Interval | None:
     n = _number(m.group("n")) if m.group("n") else 1
-    unit = (m.group("unit") or m.group("unit2")).casefold()
+    unit = (m.group("unit") or m.group("unit2") or m.group("unit3")).casefold()
     if (m.group("dir") or "").casefold() == "next":
         # "the next few months": from today to the same day N units ahead.
         return anchor, offset(anchor, n, unit) + timedelta(days=1), "range"
@@ -380,8 +391,8 @@ def _roll_forward(handler: _Handler, m: re.Match[str], iv: Interval) -> Interval
 
 
 def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
-    if handler not in (_cued_month, _day_month, _weekday):
-        return False
+    if handler not in (_cued_month, _day_month, _weekday) or m.groupdict().get("y"):
+        return False  # a stated year is never rolled ("in September 2023")
     rel = " ".join((m.groupdict().get("rel") or "").casefold().split())
     return rel not in {"last", "since", "back in", "this past", "past"}
 

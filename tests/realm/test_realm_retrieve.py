@@ -669,6 +669,25 @@ def test_question_time_range_keeps_both_readings_of_a_bare_month() -> None:
     assert lo == datetime(2023, 9, 1, tzinfo=UTC) and hi == datetime(2024, 10, 1, tzinfo=UTC)
 
 
+def test_a_time_that_closes_a_span_opens_the_question_range_to_the_past() -> None:
+    """ "As of December" asks what held by then: every earlier turn is in range."""
+    from datetime import UTC, datetime
+
+    asked = datetime(2024, 1, 6, tzinfo=UTC)
+    lo, hi = question_time_range("How many pets did Andrew have, as of September 2023?",
+                                 asked) or (None, None)
+    assert hi == datetime(2023, 10, 1, tzinfo=UTC)
+    assert lo is not None and lo <= datetime(1930, 1, 1, tzinfo=UTC)
+    lo, _ = question_time_range("What had he finished by March 2023?", asked) or (None, None)
+    assert lo is not None and lo < datetime(2000, 1, 1, tzinfo=UTC)
+    # a place that merely precedes the time is not a deadline
+    lo, _ = question_time_range("What did he do by the lake in March 2023?", asked) or (None, None)
+    assert lo == datetime(2023, 3, 1, tzinfo=UTC)
+    # the year after a cued month belongs to it ("during September 2023", not the next one)
+    lo, hi = question_time_range("Where might Tim be during September 2023?", asked) or (None, None)
+    assert (lo, hi) == (datetime(2023, 9, 1, tzinfo=UTC), datetime(2023, 10, 1, tzinfo=UTC))
+
+
 def test_question_time_range_follows_the_question_tense() -> None:
     from datetime import UTC, datetime
 

@@ -151,7 +151,8 @@ def test_unresolved_expressions() -> None:
 
 def test_longest_match_wins() -> None:
     assert [m[0] for m in _resolve("the day before yesterday")] == ["the day before yesterday"]
-    assert [m[0] for m in _resolve("in May 2023")] == ["May 2023"]
+    # the cue and the year make one phrase (the cue used to win and drop the year)
+    assert [m[0] for m in _resolve("in May 2023")] == ["in May 2023"]
 
 
 def test_timezone_of_anchor_is_kept() -> None:
@@ -264,6 +265,24 @@ def test_tense_can_be_forced_either_way() -> None:
     assert future.start == datetime(2024, 9, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match="tense"):
         resolve_time_expressions(question, anchor, tense="later")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a cued month keeps the year that follows it (the cue made the longer match)
+        ("during September 2023", (D(2023, 9, 1), D(2023, 10, 1), "month")),
+        ("since September 2021", (D(2021, 9, 1), D(2023, 10, 7), "range")),
+        ("in early May 2022", (D(2022, 5, 1), D(2022, 6, 1), "month")),
+        # "the last year" is the twelve months before now; "last year" the calendar year
+        ("in the last year", (D(2022, 10, 6), D(2023, 10, 7), "range")),
+        ("over the last month", (D(2023, 9, 6), D(2023, 10, 7), "range")),
+        ("last year", (D(2022, 1, 1), D(2023, 1, 1), "year")),
+    ],
+)
+def test_cued_months_with_a_year_and_the_last_unit(text: str,
+                                                   expected: tuple[date, date, str]) -> None:
+    assert _one(text, datetime(2023, 10, 6, 9, 0, tzinfo=UTC)) == expected
 
 
 def test_a_bare_day_asked_in_the_past_is_never_after_the_question() -> None:

@@ -226,6 +226,11 @@ def question_node_types(text: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
+#: A time that closes a span rather than naming one ("as of May", "by 2023", "until June").
+_UP_TO = re.compile(r"\b(?:as\s+of|by|until|till|up\s+to|up\s+until)\s+(?:the\s+)?$",
+                    re.IGNORECASE)
+#: How far back a span closed by `_UP_TO` reaches: further than any memory goes.
+_OPEN_PAST = timedelta(days=365 * 100)
 _PAST_QUESTION = re.compile(
     r"\b(?:did|was|were|had|went|used\s+to|ago|last|previous(?:ly)?|before)\b", re.IGNORECASE
 )
@@ -243,7 +248,9 @@ def question_time_range(
     the question is asked. A bare month, day or weekday follows the question's
     tense: "What did she do in June?" means the last June, "What will she do
     in June?" the next one, and a question without a clear tense ("What is
-    Maya doing in September?") keeps both readings.
+    Maya doing in September?") keeps both readings. A time that closes a span
+    ("as of December", "by June", "until 2023") opens the range to the past:
+    what held then is everything said up to it.
     """
     if _PAST_QUESTION.search(text):
         mentions = resolve_time_expressions(text, as_of, tense="past")
@@ -256,6 +263,9 @@ def question_time_range(
         return None
     start = min(m.start for m in mentions) - padding
     end = max(m.end for m in mentions) + padding
+    if any(_UP_TO.search(text, 0, m.span[0]) for m in mentions):
+        # "How many pets does he have as of May?": everything up to May counts
+        start = min(start, as_of - _OPEN_PAST)
     return start, end
 
 
