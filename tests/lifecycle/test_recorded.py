@@ -86,6 +86,15 @@ def _write_old_record(path: Path, **embedder: object) -> None:
     (path / RECORD).write_text(json.dumps(record, indent=2))
 
 
+def _store_with_old_record(tmp_path: Path, **options: int) -> Path:
+    """A bm25 store whose record is written as before runtime-only options existed."""
+    path = tmp_path / "s"
+    with _open(path, preset="bm25", embedder=MINILM):
+        pass
+    _write_old_record(path, **options)
+    return path
+
+
 def test_runtime_only_options_leave_the_recorded_shape(tmp_path: Path) -> None:
     path = tmp_path / "s"
     with _open(path, preset="bm25", embedder={**MINILM, "threads": 1}):
@@ -99,10 +108,7 @@ def test_runtime_only_options_leave_the_recorded_shape(tmp_path: Path) -> None:
 def test_a_store_recorded_with_other_threads_and_batch_size_opens_with_the_defaults(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "s"
-    with _open(path, preset="bm25", embedder=MINILM):
-        pass
-    _write_old_record(path, threads=1, batch_size=64)
+    path = _store_with_old_record(tmp_path, threads=1, batch_size=64)
     with _open(path, preset="bm25", embedder=MINILM) as memory:
         assert memory.config.single("embedder").config == MiniLMConfig()
     with _open(path, preset="bm25", embedder={**MINILM, "threads": 3, "batch_size": 2}):
@@ -112,10 +118,7 @@ def test_a_store_recorded_with_other_threads_and_batch_size_opens_with_the_defau
 def test_another_max_tokens_is_still_refused_and_the_message_keeps_its_form(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "s"
-    with _open(path, preset="bm25", embedder=MINILM):
-        pass
-    _write_old_record(path, threads=1, batch_size=64)
+    path = _store_with_old_record(tmp_path, threads=1, batch_size=64)
     with pytest.raises(ConfigError) as info:
         _open(path, preset="bm25", embedder={**MINILM, "max_tokens": 128})
     assert str(info.value) == (
@@ -128,10 +131,7 @@ def test_another_max_tokens_is_still_refused_and_the_message_keeps_its_form(
 def test_another_embedder_type_is_still_refused_with_its_recorded_options(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "s"
-    with _open(path, preset="bm25", embedder=MINILM):
-        pass
-    _write_old_record(path, batch_size=64)
+    path = _store_with_old_record(tmp_path, batch_size=64)
     # the recorded table names another type: none of its options is stripped
     with pytest.raises(ConfigError, match=r"embedder: stored \{'type': 'minilm', 'threads': 2, "
                                           r"'batch_size': 64, 'max_tokens': 256\}, asked "
