@@ -350,7 +350,7 @@ def _in_future(m: re.Match[str], anchor: date) -> Interval | None:
     rf"(?:the\s+)?(?P<dir>past|last|next)\s+{_NUM}\s+{_UNIT}"
     r"|(?:the\s+)?past\s+(?P<unit2>day|week|month|year)s?"
     # "in the last year" is the twelve months before now, as "the past year" is; "last
-    # year" alone is the calendar year, and "the last week of May" a week of May
+    # year" alone is the calendar year, and "the last week of May" is no span before now
     r"|the\s+last\s+(?P<unit3>day|week|month|year)(?!\s+of\b)"
 )
 def _rolling(m: re.Match[str], anchor: date) -> Interval | None:
