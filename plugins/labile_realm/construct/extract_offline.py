@@ -208,9 +208,10 @@ class OfflineUnitExtractor:
         when = date_phrase(obs.timestamp)
         only_questions = bool(informative) and not statements
         verb = "asked" if only_questions else "said"
-        to = f" to {listener}" if listener else ""
+        # "asked Tom", "said to Tom", "shared a photo with Tom"
+        to = (f" {listener}" if only_questions else f" to {listener}") if listener else ""
         desc = f"On {when}, {speaker} {verb}{to}: {said}" if said else \
-            f"On {when}, {speaker} shared a photo{to}"
+            f"On {when}, {speaker} shared a photo" + (f" with {listener}" if listener else "")
         if caption:
             desc += f" [shares a photo: {_clean(caption)}]"
         if asked:
