@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
@@ -9,9 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labile_text import TimeMention, resolve_time_expressions
-
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
-               "September", "October", "November", "December")
 
 # Monday 8 May 2023, 13:56 UTC (a LoCoMo session stamp).
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -301,6 +299,6 @@ def test_a_bare_day_in_the_past_tense_is_the_last_one(anchor_day: date, month: i
                                                        day: int) -> None:
     """Read in the past tense, a bare day is on or before the anchor, less than a year back."""
     anchor = datetime(anchor_day.year, anchor_day.month, anchor_day.day, 12, tzinfo=UTC)
-    text = f"It happened on {MONTH_NAMES[month - 1]} {day}."
+    text = f"It happened on {calendar.month_name[month]} {day}."
     (mention,) = resolve_time_expressions(text, anchor, tense="past")
     assert mention.start <= anchor < mention.start + timedelta(days=366)

@@ -207,11 +207,16 @@ class OfflineUnitExtractor:
         said = _clean(obs.text) or " ".join(_clean(s) for s in informative)
         when = date_phrase(obs.timestamp)
         only_questions = bool(informative) and not statements
-        verb = "asked" if only_questions else "said"
         # "asked Tom", "said to Tom", "shared a photo with Tom"
-        to = (f" {listener}" if only_questions else f" to {listener}") if listener else ""
-        desc = f"On {when}, {speaker} {verb}{to}: {said}" if said else \
-            f"On {when}, {speaker} shared a photo" + (f" with {listener}" if listener else "")
+        if not said:
+            verb, joiner = "shared a photo", " with "
+        elif only_questions:
+            verb, joiner = "asked", " "
+        else:
+            verb, joiner = "said", " to "
+        desc = f"On {when}, {speaker} {verb}{joiner + listener if listener else ''}"
+        if said:
+            desc += f": {said}"
         if caption:
             desc += f" [shares a photo: {_clean(caption)}]"
         if asked:
