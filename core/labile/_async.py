@@ -25,12 +25,13 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent import futures
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from labile._errors import InputError
 from labile._memory import ConfigLike, Memory
 from labile._model import (
     AddReport,
+    Answer,
     Node,
     NodeFilter,
     Observation,
@@ -38,9 +39,6 @@ from labile._model import (
     RetrievalResult,
 )
 from labile._page import Page
-
-if TYPE_CHECKING:
-    from labile._answer import Answer
 
 T = TypeVar("T")
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from extras import ECHO_INSTALL, require_module
 from labile._commands import Commands, RegisterCommand, collect_commands, echo
 from labile._errors import DuplicateComponentError, PluginLoadError
 from labile._hookspecs import hookimpl
@@ -270,12 +269,10 @@ def test_a_wrapper_cannot_register_commands() -> None:
         collect_commands(_pm(Wrapper()))
 
 
+@pytest.mark.extras
 def test_the_sample_plugin_adds_a_command(capsys: pytest.CaptureFixture[str]) -> None:
     """The plugin-authoring guide's ``labile echo`` (CI installs the sample and runs it)."""
-    if importlib.util.find_spec("labile_echo") is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must install docs/examples/labile-echo")
-        pytest.skip("labile-echo is not installed (pip install -e docs/examples/labile-echo)")
+    require_module("labile_echo", ECHO_INSTALL)
     import labile_echo
 
     pm = _pm(labile_echo)

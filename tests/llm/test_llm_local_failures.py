@@ -122,12 +122,15 @@ def test_schema_embedded_compactly_counts_as_in_the_prompt() -> None:
     assert not schema_in_prompt("no schema here", prompts.EXTRACT_SCHEMA)
 
 
+@pytest.mark.extras
 def test_every_prompt_schema_compiles_to_a_grammar_llama_cpp_accepts() -> None:
     """With the runtime installed: all of labile's schemas parse in llama.cpp (no segfault)."""
     from realmodel import missing_model
 
+    from extras import skip_or_fail
+
     if missing_model() is not None:
-        pytest.skip(str(missing_model()))
+        skip_or_fail(str(missing_model()))
     import llama_cpp
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 

@@ -23,9 +23,12 @@ from typing import Any
 import pytest
 from realmodel import missing_server
 
+from extras import REQUIRE
 from labile._errors import LLMOutputError
 
-pytestmark = pytest.mark.skipif(missing_server() is not None, reason=str(missing_server()))
+pytestmark = [pytest.mark.extras,
+              pytest.mark.skipif(missing_server() is not None and not REQUIRE,
+                                 reason=str(missing_server()))]
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

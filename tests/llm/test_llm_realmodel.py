@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 from realmodel import missing_model
 
+from extras import REQUIRE
 from labile._memory import Memory
 from labile._model import Observation
 
-pytestmark = pytest.mark.skipif(missing_model() is not None,
-                                reason=str(missing_model()))
+pytestmark = [pytest.mark.extras,
+              pytest.mark.skipif(missing_model() is not None and not REQUIRE,
+                                 reason=str(missing_model()))]
 
 TURNS = [
     ("Caroline", "Hey Mel! I adopted a golden retriever puppy named Max last week."),
