@@ -13,10 +13,9 @@ from collections.abc import Iterator
 
 import pluggy
 import pytest
-import structlog
 from hypothesis import HealthCheck, settings
 
-from labile._logconfig import configure_library
+from labile._logconfig import unconfigure
 from labile._plugins import get_plugin_manager
 from labile._registry import Registries, collect
 
@@ -30,10 +29,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def _reset_logging() -> Iterator[None]:
-    """CLI tests configure structlog; give every test the library defaults back."""
+    """CLI tests configure the ``labile`` logger; give every test the library defaults back."""
     yield
-    structlog.reset_defaults()
-    configure_library()
+    unconfigure()
 
 
 @pytest.fixture

@@ -53,9 +53,8 @@ from types import ModuleType
 from typing import Any, Final
 
 import attrs
-import structlog
 
-from labile.plugin import UsageMeter
+from labile.plugin import UsageMeter, get_logger
 from labile_litellm import redacting
 from labile_litellm.config import LiteLLMConfig
 from labile_litellm.loading import INSTALL_HINT, LOCAL_KEY, is_loopback, load_litellm
@@ -81,7 +80,7 @@ from labile_llm.retry import (
 from labile_llm.schema_bounds import grammar_schema
 from labile_llm.tokens import count_tokens_like_litellm
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Structured-output modes from strongest to weakest.
 MODES = ("json_schema", "json_object_schema", "json_object", "prompt")

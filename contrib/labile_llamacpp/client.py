@@ -43,11 +43,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-import structlog
-
 # The kernel's LLM machinery, imported here only (see the module docstring of
 # labile._llm: it is moving out of the kernel; the imports follow it).
-from labile.plugin import MissingDependencyError, UsageMeter
+from labile.plugin import MissingDependencyError, UsageMeter, get_logger
 from labile_llamacpp.config import LlamaCppConfig
 from labile_llamacpp.grammar import GrammarCache
 from labile_llamacpp.models import LoadedModel, ModelKey, shared_model
@@ -62,7 +60,7 @@ from labile_llm.json_completion import (
 from labile_llm.replies import ReplyCutError, ReplyTally
 from labile_llm.retry import ErrorKind, LLMCallError, LLMRequestError, LLMTimeoutError
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 INSTALL_HINT: Final = "pip install 'labile[local]'"
 

@@ -33,11 +33,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import structlog
-
+from labile.plugin import get_logger
 from labile_llm.schema_bounds import PARSER_MAX_CHARS, grammar_schema
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["PARSER_MAX_CHARS", "GrammarCache", "grammar_schema"]
 

@@ -20,9 +20,10 @@ from types import ModuleType
 from typing import Any
 
 import attrs
-import structlog
 
-log = structlog.get_logger(__name__)
+from labile.plugin import get_logger
+
+log = get_logger(__name__)
 
 __all__ = ["LoadedModel", "ModelKey", "loaded_models", "release_models", "shared_model"]
 

@@ -33,7 +33,7 @@ from labile._errors import (
     UnknownComponentError,
 )
 from labile._hookspecs import hookimpl
-from labile._logconfig import configure_library
+from labile._logconfig import quiet_by_default
 from labile._memory import Memory, build_registries
 from labile._model import (
     AddReport,
@@ -68,7 +68,7 @@ __all__ = [
     "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
-configure_library()  # quiet: events go to stdlib logging under "labile", unhandled
+quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled
 
 
 def __getattr__(name: str) -> Any:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
-import structlog
 
 from labile._config import PipelineConfig, plugins_disabled, read_toml, resolve
 from labile._errors import ConfigError, InputError
+from labile._logconfig import get_logger
 from labile._model import (
     AddReport,
     Answer,
@@ -72,7 +72,7 @@ from labile._validate import (
     check_text,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ConfigLike = str | Path | Mapping[str, Any] | PipelineConfig | None
 

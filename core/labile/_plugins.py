@@ -26,13 +26,13 @@ from typing import Final
 
 import attrs
 import pluggy
-import structlog
 
 from labile import _hookspecs as hookspecs
 from labile._errors import PluginLoadError
 from labile._kinds import Declare, KindSpec, KindTable
+from labile._logconfig import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Bundles shipped with labile, as declared in pyproject's ``labile`` entry
 #: points. Used when the distribution's metadata is not installed (a source

@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import structlog
 
 from labile._config import PipelineConfig, resolve
 from labile._convert import ComponentSpec, runtime_only
 from labile._errors import ConfigError, StoreError
+from labile._logconfig import get_logger
 
 if TYPE_CHECKING:
     from labile._registry import Registries
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 RECORD: Final = "labile-pipeline.json"
 RECORD_FORMAT: Final = 1

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import structlog
 
+from labile._logconfig import get_logger
 from labile._model import AddReport, Node, NodeFilter, NodeKind, Observation
 from labile._protocols import DeferredStore, RollbackAware, Store
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["PENDING", "PENDING_KIND", "add_batch", "batch_of", "build", "count_pending",
            "feedback_batch", "pending_ids", "repair_pending", "roll_back", "rolling_back"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The node kind of a pending mark (registered by the kernel's own plugin).
 PENDING_KIND: Final = "labile.pending"

@@ -56,6 +56,7 @@ from labile._forget import ForgetPlan
 from labile._fusion import rrf, zscores
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
+from labile._logconfig import get_logger
 from labile._model import (
     AddReport,
     Answer,
@@ -115,6 +116,6 @@ __all__ = [
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
-    "runtime_only", "structure_options", "utcnow", "zscores",
+    "edge_id", "get_logger", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf",
+    "runtime_field", "runtime_only", "structure_options", "utcnow", "zscores",
 ]

@@ -22,16 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
-import structlog
 from attrs.validators import ge
 
-from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, NoConfig
+from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, NoConfig, get_logger
 from labile.text.tokenize import content_words
 from labile_allmem import prompts
 from labile_text.keywords import keyphrases, summarize
 from labile_text.sentences import split_sentences
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = [
     "Descriptor",

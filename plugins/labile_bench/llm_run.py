@@ -41,10 +41,9 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 import attrs
-import structlog
 
 from labile import Memory
-from labile.plugin import LLMClient
+from labile.plugin import LLMClient, get_logger
 from labile_bench.llm_tally import UsageWindow, add_usage, per_turn, stage_totals
 from labile_bench.locomo import Conversation, Question
 from labile_bench.locomo_run import CATEGORIES, _with_store_path, observations_of
@@ -52,7 +51,7 @@ from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile_bench.progress import progress
 from labile_bench.qa import QAEvaluator, summarize
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "run_llm_locomo", "run_llm_preset", "subset"]
 

@@ -37,16 +37,15 @@ from pathlib import Path
 from typing import Any, Final
 
 import attrs
-import structlog
 
 from labile import LabileError, Memory
-from labile.plugin import Observation
+from labile.plugin import Observation, get_logger
 from labile_bench.locomo import Conversation, EvidenceCleaning, load_locomo
 from labile_bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
 from labile_text.render import turn_text
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 SCHEMA_VERSION: Final = 1
 CATEGORIES: Final = (1, 2, 3, 4)
 

@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 
-from labile.plugin import Observation, UsageMeter
+from labile.plugin import Observation, UsageMeter, get_logger
 from labile_bench.longmemeval import LMEItem, load_longmemeval
 from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile_bench.qa import QAEvaluator, build_named_llm, summarize
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     from labile import Memory
     from labile.plugin import LLMClient
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["ingest_item", "namespace_for", "open_bench_memory", "run_longmemeval"]
 

@@ -29,12 +29,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import structlog
 
 from labile.plugin import (
     LLMError,
     RetrievalResult,
     UsageMeter,
+    get_logger,
     structure_options,
 )
 from labile_bench.judge import JUDGE_PROMPT_VERSION, judge, judge_prompt_sha256
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from labile import Memory
     from labile.plugin import LLMClient
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = [
     "EXCLUDED_CATEGORIES",

@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 
-from labile.plugin import Node, NodeFilter, Scored, utcnow
+from labile.plugin import Node, NodeFilter, Scored, get_logger, utcnow
 from labile_lancedb._bench_candidates import Candidate, format_table, measure_candidates, memory_mb
 from labile_lancedb._cache import NodeTable
 from labile_lancedb._search import SearchMode, vector_search
@@ -37,7 +36,7 @@ __all__ = ["NAMESPACE", "InRamStore", "fill_table", "run_in_ram_scale"]
 #: The one namespace of the in-RAM table.
 NAMESPACE: Final = "bench"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class InRamStore:

@@ -51,9 +51,8 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
 import attrs
-import structlog
 
-from labile.plugin import Edge, StoreError
+from labile.plugin import Edge, StoreError, get_logger
 from labile_lancedb import _rows
 from labile_lancedb._cache import clone
 
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Block", "Carry", "batch", "carry_edges", "deferred"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Entry = tuple[Edge, int]
 _NONE: tuple[()] = ()  # "not carried before the block" in an undo log

@@ -35,9 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import structlog
-
-from labile.plugin import StoreError
+from labile.plugin import StoreError, get_logger
 from labile_lancedb import _maintenance, _rows
 from labile_lancedb._freshness import CommitWatcher
 from labile_lancedb._lease import object_store_for
@@ -57,7 +55,7 @@ from labile_lancedb.config import LanceStoreConfig
 
 __all__ = ["Engine"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: How long a writer waits, after its batch, to hold the store for due maintenance.
 _MAINTAIN_WAIT_S = 5.0

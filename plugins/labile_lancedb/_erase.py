@@ -23,8 +23,7 @@ from collections.abc import Collection, Iterable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-import structlog
-
+from labile.plugin import get_logger
 from labile_lancedb import _rows, _sql
 from labile_lancedb._maintenance import train_ann_index
 from labile_lancedb._tables import DATA_TABLES
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["delete", "erase_history", "purge"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Keys per ``IN`` list: LanceDB parses the whole filter, keep it bounded.
 _CHUNK = 500

@@ -33,15 +33,13 @@ import time
 import uuid
 from typing import Any, Final
 
-import structlog
-
-from labile.plugin import StoreError
+from labile.plugin import StoreError, get_logger
 from labile_lancedb._location import StoreLocation
 from labile_lancedb._lock import Holding, holder_id
 
 __all__ = ["LEASE_KEY", "ObjectLease", "lease_keys", "object_store_for"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The lease object's key under the store's prefix.
 LEASE_KEY: Final = "_labile/writer.lease"

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import time
 
-import structlog
-
+from labile.plugin import get_logger
 from labile_lancedb._lock import WriterLock
 from labile_lancedb._tables import LanceTables
 
 __all__ = ["ann_index_due", "compact", "train_ann_index"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def compact(tables: LanceTables, lock: WriterLock) -> None:

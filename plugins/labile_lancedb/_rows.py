@@ -20,10 +20,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 
-from labile.plugin import Edge, Node, Observation, Origin, StoreError
+from labile.plugin import Edge, Node, Observation, Origin, StoreError, get_logger
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,7 +33,7 @@ KEY_SEP: Final = "\x1f"
 #: Version of the on-disk layout; bump it (and add a migration) on any change.
 SCHEMA_VERSION: Final = 1
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 _US: Final = timedelta(microseconds=1)
 
 

@@ -13,16 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-import structlog
-
-from labile.plugin import Edge
+from labile.plugin import Edge, get_logger
 from labile_lancedb import _rows, _sql
 from labile_lancedb._cache import EdgeGraph, NodeTable, Space
 from labile_lancedb._tables import LanceTables
 
 __all__ = ["SpaceCache"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Loading a namespace of more nodes than this is logged with its duration.
 _LOG_LOADS_OVER: int = 1000

@@ -28,9 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import structlog
-
-from labile.plugin import StoreError, utcnow
+from labile.plugin import StoreError, get_logger, utcnow
 from labile_lancedb import _rows
 from labile_lancedb._location import StoreLocation
 from labile_lancedb._migrations import migrate
@@ -42,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["DATA_TABLES", "NS_KEY", "LanceTables", "disk_usage", "prepare_directory",
            "temporary_directory"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The tables a transaction writes, in the order a commit writes them.
 DATA_TABLES: Final = ("observations", "nodes", "edges")

@@ -24,16 +24,15 @@ import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 
-from labile.plugin import Node
+from labile.plugin import Node, get_logger
 from labile_lancedb._partitions import Partitions, train_cells
 from labile_lancedb._quantized import BinaryCodes
 
 __all__ = ["CellTraining"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class CellTraining:

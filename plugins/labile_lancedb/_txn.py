@@ -37,9 +37,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 import attrs
-import structlog
 
-from labile.plugin import Edge, Node, Observation
+from labile.plugin import Edge, Node, Observation, get_logger
 from labile_lancedb import _rows
 from labile_lancedb._locks import StoreLocks
 from labile_lancedb._sql import namespace_is
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OPEN_WAIT_S", "Journal", "Pending", "Txn", "undo_namespace"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: How long an opener that finds an intent waits for the write lock before
 #: concluding that the intent's writer is alive (and leaving it alone).

@@ -24,10 +24,9 @@ from typing import Any, Final
 
 import attrs
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 
-from labile.plugin import Edge, Node, Observation, edge_id, utcnow
+from labile.plugin import Edge, Node, Observation, edge_id, get_logger, utcnow
 from labile_lancedb._bench_candidates import (
     CANDIDATES,
     Candidate,
@@ -37,7 +36,7 @@ from labile_lancedb._bench_candidates import (
     memory_mb,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Units per `LanceStore.batch` (one commit each).
 CHUNK: Final = 10_000

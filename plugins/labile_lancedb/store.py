@@ -48,10 +48,18 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 
-from labile.plugin import Direction, Edge, Node, NodeFilter, Observation, Scored, StoreError
+from labile.plugin import (
+    Direction,
+    Edge,
+    Node,
+    NodeFilter,
+    Observation,
+    Scored,
+    StoreError,
+    get_logger,
+)
 from labile_lancedb import _deferred, _erase, _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
@@ -62,7 +70,7 @@ from labile_lancedb.config import LanceStoreConfig
 
 __all__ = ["LanceStore", "LanceStoreConfig", "SearchMode", "migrate"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class LanceStore:

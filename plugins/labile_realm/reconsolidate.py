@@ -41,7 +41,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
-import structlog
 from attrs.validators import ge, le
 
 from labile.plugin import (
@@ -56,12 +55,13 @@ from labile.plugin import (
     Store,
     component_field,
     edge_id,
+    get_logger,
 )
 from labile_realm.decisions import RECONSOLIDATION_DECIDER, ReconsolidationDecider
 from labile_realm.reconsolidate_decide import Action, Classification, EdgeDecision
 from labile_realm.schema import PREDICATE_BY_NAME, is_symmetric, predicate_name
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 HISTORY_KEY = "history"
 

@@ -26,10 +26,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import attrs
-import structlog
 from attrs.validators import ge, le
 
-from labile.plugin import AddReport, Deps, Node, OperationReport, Store
+from labile.plugin import AddReport, Deps, Node, OperationReport, Store, get_logger
 from labile_allmem.consolidate.diagnose import (
     OfflineDiagnoser,
     OfflineDiagnosisConfig,
@@ -49,7 +48,7 @@ from labile_unite.evidence import (
 )
 from labile_unite.execute import RealmExecutor
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["UniteATC", "UniteATCConfig"]
 

@@ -41,9 +41,7 @@ DIM = 16
 CHILD = r'''
 import logging, random, sys
 import numpy as np
-import structlog
-structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-                    logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 from datetime import UTC, datetime
 from types import SimpleNamespace as N
 from labile._model import Edge, Node, Observation, edge_id

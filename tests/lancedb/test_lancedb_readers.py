@@ -68,8 +68,8 @@ def test_another_process_sees_commits(tmp_path: Path) -> None:
     writer = open_store(path)
     writer.upsert_nodes("u", [node("a")])
     code = (
-        "import sys, time, structlog\n"
-        "structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))\n"
+        "import logging, sys, time\n"
+        "logging.basicConfig(stream=sys.stderr, level=logging.DEBUG)\n"
         "from types import SimpleNamespace as N\n"
         "from labile_lancedb.store import LanceStore\n"
         "from labile_lancedb.config import LanceStoreConfig\n"

@@ -52,3 +52,45 @@ def test_logger_names_are_under_labile() -> None:
     assert stdlib_name("labile._memory") == "labile._memory"
     assert stdlib_name("labile_realm.construct") == "labile.realm.construct"
     assert stdlib_name("my_plugin") == "labile.my_plugin"
+
+
+def test_importing_labile_leaves_structlog_unconfigured() -> None:
+    """The library configures no process-wide state: an application's structlog is its own."""
+    code = "import labile, labile.plugin, structlog; assert not structlog.is_configured()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_library_modules_log_through_labile_loggers() -> None:
+    """No module under core/, plugins/ or contrib/ asks structlog for a logger or configures
+    it: `labile.plugin.get_logger` gives one that writes to stdlib logging whatever the
+    application did to structlog."""
+    root = Path(__file__).resolve().parents[2]
+    offenders = [
+        f"{path.relative_to(root)}:{n}"
+        for top in ("core", "plugins", "contrib")
+        for path in sorted((root / top).rglob("*.py"))
+        if path.name != "_logconfig.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "structlog.get_logger(" in line or "structlog.configure(" in line
+    ]
+    assert not offenders, f"use labile.plugin.get_logger instead: {offenders}"
+
+
+def test_an_application_that_configures_structlog_still_gets_labile_events_via_logging(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """labile's loggers ignore the application's structlog config: events reach stdlib logging."""
+    import structlog
+
+    structlog.configure(processors=[structlog.processors.JSONRenderer()],
+                        logger_factory=structlog.PrintLoggerFactory(sys.stdout))
+    try:
+        caplog.set_level(logging.DEBUG, logger="labile")
+        with Memory.open({"embedder": {"type": "hashing"}}, preset="bm25",
+                         path=tmp_path / "s") as memory:
+            memory.add(chat()[:2], namespace="u")
+    finally:
+        structlog.reset_defaults()
+    assert any(r.getMessage().startswith("lancedb_store_created") for r in caplog.records)

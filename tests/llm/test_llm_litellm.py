@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import subprocess
@@ -15,8 +16,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import structlog
-from structlog.testing import capture_logs
 
 from labile._config import structure_options
 from labile._errors import LLMOutputError, MissingDependencyError
@@ -275,15 +274,21 @@ def test_forced_modes_and_non_object_schema(litellm_module: ModuleType,
     assert auto.structured_mode(None) == "text"
 
 
+def _events(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    """The labile events caplog saw, as their key-value dicts."""
+    return [r.labile for r in caplog.records if hasattr(r, "labile")]
+
+
 def test_steps_down_when_provider_rejects_response_format(
-    litellm_module: ModuleType, make_fake: Callable[..., Any]
+    litellm_module: ModuleType, make_fake: Callable[..., Any], caplog: pytest.LogCaptureFixture
 ) -> None:
     rejected = litellm_module.UnsupportedParamsError(
         message="response_format json_schema is not supported", **P)
     fake = make_fake([rejected, '{"a": 3}', '{"a": 4}'])
     client = _client(litellm_module, fake)
-    with capture_logs() as logs:
+    with caplog.at_level(logging.DEBUG, logger="labile"):
         assert client.complete_json("a?", SCHEMA, operation="x") == {"a": 3}
+    logs = _events(caplog)
     assert fake.calls[0]["response_format"]["type"] == "json_schema"
     assert fake.calls[1]["response_format"] == {"type": "json_object"}
     assert client.structured_mode(SCHEMA) == "json_object"  # remembered
@@ -497,6 +502,7 @@ def test_cache_hit_on_identical_call(litellm_module: ModuleType, make_fake: Call
 def test_secrets_never_logged_nor_raised(
     litellm_module: ModuleType, make_fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
     fake_time: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("LABILE_TEST_KEY", SECRET)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET + "-openai")
@@ -506,11 +512,11 @@ def test_secrets_never_logged_nor_raised(
     fake = make_fake([transient, '{"a": 1}', leak])
     client = _client(litellm_module, fake, fake_time, api_key_env="LABILE_TEST_KEY",
                      cache_dir=str(tmp_path))
-    with capture_logs() as logs:
-        structlog.get_logger("test").debug("start")
+    with caplog.at_level(logging.DEBUG, logger="labile"):
         assert client.complete_json("x", SCHEMA, operation="extract") == {"a": 1}
         with pytest.raises(LLMAuthError) as info:
             client.complete_text("y", operation="answer")
+    logs = _events(caplog)
     assert all(call["api_key"] == SECRET for call in fake.calls)
     assert len(logs) > 2 and any(e["event"] == "llm_call_retry" for e in logs)
     dump = repr(logs) + str(info.value) + repr(info.value.args)

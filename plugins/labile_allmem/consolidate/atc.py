@@ -27,7 +27,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 import attrs
-import structlog
 from attrs.validators import ge, le
 
 from labile.plugin import (
@@ -38,6 +37,7 @@ from labile.plugin import (
     OperationReport,
     Store,
     component_field,
+    get_logger,
 )
 from labile_allmem.consolidate.diagnose import OfflineDiagnosisConfig, build_neighbourhoods
 from labile_allmem.consolidate.execute import Executor
@@ -63,7 +63,7 @@ from labile_allmem.schema import (
     unit_order,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["ATC", "ATCConfig", "run_records"]
 

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
-import structlog
 from attrs.validators import ge, le
 from numpy.typing import NDArray
 
@@ -54,6 +53,7 @@ from labile.plugin import (
     NodeFilter,
     Store,
     cosine,
+    get_logger,
 )
 from labile_allmem.consolidate.calibration import calibrated
 from labile_allmem.consolidate.diagnose_llm import LLMDiagnoser, build_llm_diagnoser
@@ -74,7 +74,7 @@ from labile_allmem.write import normalized_rows
 if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The kind of a Merge whose every pair is near-identical.
 NEAR_DUPLICATE = "near-duplicate"

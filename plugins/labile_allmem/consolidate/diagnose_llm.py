@@ -51,11 +51,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
-import structlog
 from attrs.validators import ge, in_, le, optional
 from numpy.typing import NDArray
 
-from labile.plugin import Deps, Embedder, LLMClient, LLMError, Node
+from labile.plugin import Deps, Embedder, LLMClient, LLMError, Node, get_logger
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
 from labile_allmem.consolidate.relate import evidence_text
@@ -67,7 +66,7 @@ from labile_text.entities import is_filler
 if TYPE_CHECKING:
     from labile_allmem.consolidate.atc import ATCConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["LLMDiagnoser", "LLMDiagnosisConfig", "build_llm_diagnoser", "diagnose_schema"]
 

@@ -34,10 +34,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import structlog
 from attrs.validators import ge, le
 
-from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, Observation
+from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, Observation, get_logger
 from labile_realm import prompts
 from labile_realm.construct.extract_offline import Extraction, date_phrase
 from labile_realm.construct.units import ConversationState, Unit
@@ -48,7 +47,7 @@ from labile_text.sentences import split_sentences
 if TYPE_CHECKING:
     from labile_realm.construct.config import RealmConstructConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: A summary sharing a run of this many words with the prompt's fixed text copied it.
 COPIED_WORDS: Final = 6

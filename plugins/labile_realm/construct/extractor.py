@@ -27,7 +27,6 @@ from collections.abc import Iterator, Sequence
 
 import attrs
 import numpy as np
-import structlog
 
 from labile.plugin import (
     AddReport,
@@ -39,6 +38,7 @@ from labile.plugin import (
     NodeFilter,
     Observation,
     Store,
+    get_logger,
 )
 from labile_realm.construct.batch import WriteBatch, with_previous_turn
 from labile_realm.construct.config import RealmConstructConfig
@@ -74,7 +74,7 @@ from labile_realm.decisions import (
 from labile_realm.ids import stable_id
 from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class RealmExtractor:

@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
-import structlog
 from attrs.validators import ge, in_, le
 
 from labile.plugin import (
@@ -39,6 +38,7 @@ from labile.plugin import (
     Reach,
     Store,
     component_field,
+    get_logger,
 )
 from labile_realm.decisions import (
     EXPANSION_POLICY,
@@ -61,7 +61,7 @@ from labile_realm.retrieve.score import access_score, edge_score, path_score, te
 from labile_realm.retrieve.walk import ExpansionCache, Reached, beam, path_search
 from labile_realm.schema import CONTRADICTS, kind_name
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: What every edge says under ``typed = false`` (the no-typed-predicates ablation).
 UNTYPED_DESCRIPTION = "related"

@@ -14,9 +14,18 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 
-from labile.plugin import Deps, Hit, LLMClient, LLMError, LLMOutputError, NoConfig, Node, Query
+from labile.plugin import (
+    Deps,
+    Hit,
+    LLMClient,
+    LLMError,
+    LLMOutputError,
+    NoConfig,
+    Node,
+    Query,
+    get_logger,
+)
 from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.retrieve.plan import (
@@ -34,7 +43,7 @@ if TYPE_CHECKING:
     from labile_realm.retrieve.expand import ExpandConfig
     from labile_realm.retrieve.seed import SeedConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _WHEN = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T](\d{1,2}):(\d{2}))?)?)?$")
 _UNIT_DAYS = {"hours": 1 / 24, "days": 1.0, "weeks": 7.0, "months": 30.0, "years": 365.0}

@@ -38,7 +38,6 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
-import structlog
 from attrs.validators import ge, in_, le
 
 from labile.plugin import (
@@ -53,6 +52,7 @@ from labile.plugin import (
     Store,
     component_field,
     cosine,
+    get_logger,
 )
 from labile.text.tokenize import words
 from labile_realm.decisions import SEED_PLANNER, SeedPlanner
@@ -66,7 +66,7 @@ from labile_realm.retrieve.plan import (
 )
 from labile_realm.schema import PRECEDES, kind_name
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @attrs.frozen(kw_only=True)

@@ -18,9 +18,8 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 
-from labile.plugin import Deps, Hit, LLMClient, LLMError, NoConfig, Query
+from labile.plugin import Deps, Hit, LLMClient, LLMError, NoConfig, Query, get_logger
 from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.retrieve.plan import STATE_EXPANSION, count_failure
@@ -29,7 +28,7 @@ from labile_realm.schema import kind_name
 if TYPE_CHECKING:
     from labile_realm.retrieve.expand import ExpandConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @attrs.frozen(kw_only=True)
