@@ -33,7 +33,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from labile import AsyncMemory, Memory, Observation
+from labile import AsyncMemory, Memory
+from labile.plugin import Observation
 
 NAMESPACE = "bench"
 _PEOPLE = ("Maya", "Tom", "Lena", "Ravi", "Ines", "Kofi")

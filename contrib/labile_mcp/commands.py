@@ -15,8 +15,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from labile import AsyncMemory, InputError, MissingDependencyError
-from labile.plugin import add_memory_options, open_memory
+from labile import AsyncMemory
+from labile.plugin import InputError, MissingDependencyError, add_memory_options, open_memory
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable

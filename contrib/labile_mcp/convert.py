@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from labile import Hit, InputError, Observation
+from labile.plugin import Hit, InputError, Observation
 
 #: The prefix of ids derived for messages sent without one.
 DERIVED_ID_PREFIX = "mcp-"

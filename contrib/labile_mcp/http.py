@@ -17,7 +17,7 @@ import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from labile import InputError
+from labile.plugin import InputError
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Final
 
 import attrs
 
-from labile import InputError
+from labile.plugin import InputError
 
 #: A namespace a client may name: no spaces or path-like characters, so it can
 #: never be mistaken for something else in a log line or a store.

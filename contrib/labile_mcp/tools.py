@@ -18,7 +18,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from labile import AsyncMemory, Observation
+from labile import AsyncMemory
+from labile.plugin import Observation
 from labile_mcp.convert import hit_to_dict, messages_to_observations, parse_time
 from labile_mcp.lifecycle import add_lifecycle_tools
 from labile_mcp.policy import ServePolicy

@@ -1,7 +1,9 @@
 """labile: long-term memory for LLM agents.
 
-The public API: `Memory` (the facade), the data model, `hookimpl` for
-plugins, and the errors.
+The application surface: `Memory` and `AsyncMemory`, the data model, the
+config helpers and the errors. Plugin authors import from `labile.plugin`
+(which re-exports the data model and errors it shares with this module), store
+authors from `labile.testing`.
 """
 
 from __future__ import annotations
@@ -32,9 +34,8 @@ from labile._errors import (
     StoreError,
     UnknownComponentError,
 )
-from labile._hookspecs import hookimpl
 from labile._logconfig import quiet_by_default
-from labile._memory import Memory, build_registries
+from labile._memory import Memory
 from labile._model import (
     AddReport,
     Answer,
@@ -53,22 +54,22 @@ from labile._model import (
     Reach,
     RetrievalResult,
 )
-from labile._plugins import get_plugin_manager
-from labile._protocols import Deps
-from labile._registry import NoConfig, collect
 
 __all__ = [
-    "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps", "DuplicateComponentError",
-    "Edge", "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
-    "Memory",
-    "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
+    "AddReport", "Answer", "AsyncMemory", "ConfigError", "DuplicateComponentError", "Edge",
+    "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
+    "Memory", "MissingDependencyError", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
-    "build_registries", "collect", "get_plugin_manager", "hookimpl", "merge_tables",
-    "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "merge_tables", "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
 quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled
+
+
+#: Plugin machinery this module exported before 0.2.0; it lives in `labile.plugin`.
+_MOVED_TO_PLUGIN = frozenset({"Deps", "NoConfig", "build_registries", "collect",
+                              "get_plugin_manager", "hookimpl"})
 
 
 def __getattr__(name: str) -> Any:
@@ -77,4 +78,12 @@ def __getattr__(name: str) -> Any:
             return _version("labile")
         except PackageNotFoundError:
             return "0+unknown"
+    if name in _MOVED_TO_PLUGIN:
+        import warnings
+
+        import labile.plugin
+
+        warnings.warn(f"labile.{name} moved to labile.plugin.{name} (labile 0.2.0)",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(labile.plugin, name)
     raise AttributeError(name)

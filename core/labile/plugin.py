@@ -18,8 +18,10 @@ A plugin is a module (or object) with ``@hookimpl`` functions::
 It exports the hook marker and callbacks (`hookimpl`, `Register`,
 `Declare`), the kind declaration (`KindSpec`), the ports every component
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
-`Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
-`component_field`, `nested_kind`, `runtime_field`, `runtime_only`), the
+`Deps`, `Registries`), the plugin system itself (`get_plugin_manager`,
+`collect`, `build_registries`: for tools and tests that build registries),
+the config helpers (`NoConfig`, `ComponentSpec`, `component_field`,
+`nested_kind`, `runtime_field`, `runtime_only`), the
 data model, the errors a component raises, and what commands use (`echo`,
 `open_memory`, `BUNDLED`: the bundles that ship with labile). The other
 kernel modules are the kernel's own business.
@@ -57,6 +59,7 @@ from labile._fusion import rrf, zscores
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
 from labile._logconfig import get_logger
+from labile._memory import build_registries
 from labile._model import (
     AddReport,
     Answer,
@@ -79,7 +82,7 @@ from labile._model import (
     edge_id,
     utcnow,
 )
-from labile._plugins import BUNDLED
+from labile._plugins import BUNDLED, get_plugin_manager
 from labile._protocols import (
     Answerer,
     Consolidator,
@@ -101,7 +104,7 @@ from labile._protocols import (
     StoreDeps,
 )
 from labile._recorded import holds_store
-from labile._registry import NoConfig, Register, Registries
+from labile._registry import NoConfig, Register, Registries, collect
 from labile._usage import UsageMeter
 from labile._vectors import cosine
 
@@ -115,7 +118,8 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "get_logger", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "build_registries", "collect",
+    "component_field", "cosine", "echo", "edge_id", "get_logger", "get_plugin_manager",
+    "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf",
     "runtime_field", "runtime_only", "structure_options", "utcnow", "zscores",
 ]

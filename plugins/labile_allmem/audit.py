@@ -161,7 +161,8 @@ def audit_conversation(conversation: Any, table: dict[str, Any], *,
     Returns:
         The audit.
     """
-    from labile import Memory, Observation
+    from labile import Memory
+    from labile.plugin import Observation
     from labile_allmem.consolidate.atc import ATC, run_records
 
     memory = Memory.open(table)

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from labile import Memory, Observation
+from labile import Memory
+from labile.plugin import Observation
 
 #: Turns per batch.
 BATCH: Final = 3

@@ -76,7 +76,8 @@ def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str)
 
     Returns whether the preset's store is path-based.
     """
-    from labile import build_registries, merge_tables, preset_table
+    from labile import merge_tables, preset_table
+    from labile.plugin import build_registries
 
     registries = build_registries()
     merged = merge_tables(preset_table(registries, preset), table)
@@ -107,7 +108,8 @@ def ingest_key(table: dict[str, Any], conversations: Sequence[Conversation]) -> 
     """
     from importlib.metadata import PackageNotFoundError, version
 
-    from labile import build_registries, merge_tables, preset_table
+    from labile import merge_tables, preset_table
+    from labile.plugin import build_registries
 
     merged = merge_tables(preset_table(build_registries(), str(table["preset"])), table)
     shaped = {k: v for k, v in merged.items() if k not in QUERY_TIME_KEYS}

@@ -99,7 +99,8 @@ def open_bench_memory(
     A path-based store (``lancedb``) is pointed at ``store_dir`` unless the
     config itself names a ``[store] path``.
     """
-    from labile import Memory, build_registries, plugins_disabled, read_toml, resolve
+    from labile import Memory, plugins_disabled, read_toml, resolve
+    from labile.plugin import build_registries
 
     table = read_toml(config) if isinstance(config, str | Path) else dict(config or {})
     if preset is not None:

@@ -13,8 +13,16 @@ import argparse
 import itertools
 import json
 
-from labile import build_registries, get_plugin_manager, plugins_disabled, read_toml, resolve
-from labile.plugin import BUNDLED, RegisterCommand, add_memory_options, echo, open_memory
+from labile import plugins_disabled, read_toml, resolve
+from labile.plugin import (
+    BUNDLED,
+    RegisterCommand,
+    add_memory_options,
+    build_registries,
+    echo,
+    get_plugin_manager,
+    open_memory,
+)
 
 __all__ = ["register_pipeline_commands"]
 

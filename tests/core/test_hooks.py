@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from core_helpers import OFFLINE
 
-from labile import Memory, hookimpl
+from labile import Memory
 from labile._errors import ConfigError, SchemaError
 from labile._memstore import MemoryStore
 from labile._model import (
@@ -30,6 +30,7 @@ from labile._model import (
     edge_id,
 )
 from labile._plugins import get_plugin_manager
+from labile.plugin import hookimpl
 from labile.testing import observations
 from labile_llm import ScriptedLLM
 from labile_offline.hashing import HashingEmbedder

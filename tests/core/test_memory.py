@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile import Memory, Observation, hookimpl
+from labile import Memory, Observation
 from labile._errors import InputError, StoreError
 from labile._model import AddReport
 from labile._plugins import get_plugin_manager
+from labile.plugin import hookimpl
 from labile.testing import observations
 
 TABLE: dict[str, Any] = {

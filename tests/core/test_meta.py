@@ -318,3 +318,58 @@ def test_every_package_ships_py_typed() -> None:
     missing = sorted(p.relative_to(ROOT).as_posix() for p in packages
                      if not (p / "py.typed").is_file())
     assert not missing, f"packages without py.typed: {missing}"
+
+
+#: Where a name shared by the application and plugin surfaces may be defined: the records
+#: and the errors are the vocabulary both audiences speak.
+SHARED_VOCABULARY_MODULES = ("labile._model", "labile._errors")
+
+
+def test_each_audience_has_one_import_surface() -> None:
+    """Applications import `labile`; plugin authors `labile.plugin`; store authors `labile.testing`.
+
+    A name both `labile` and `labile.plugin` export is one object defined in the shared
+    vocabulary (records, errors); everything else lives on one surface only.
+    """
+    import labile
+    import labile.plugin
+    import labile.testing
+
+    app, plugin, testing = (set(m.__all__) for m in (labile, labile.plugin, labile.testing))
+    shared = sorted(name for name in app & plugin
+                    if getattr(labile, name) is not getattr(labile.plugin, name)
+                    or getattr(getattr(labile, name), "__module__", "")
+                    not in SHARED_VOCABULARY_MODULES)
+    assert not shared, f"names on both surfaces that are not records or errors: {shared}"
+    assert not (testing & (app | plugin)) - {"Memory"}, (
+        f"labile.testing re-exports: {sorted(testing & (app | plugin))}")
+    assert {"hookimpl", "Register", "Deps", "get_plugin_manager"} <= plugin - app
+
+
+def test_plugins_import_plugin_names_from_labile_plugin() -> None:
+    """Bundles, contrib plugins and the sample plugin take from `labile` only application
+    names (`Memory`, config helpers): whatever `labile.plugin` exports, they import from it."""
+    import labile.plugin
+
+    plugin_names = set(labile.plugin.__all__)
+    roots = [ROOT / "plugins", ROOT / "contrib", ROOT / "docs" / "examples",
+             ROOT / "docs" / "plugins"]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}"
+        for root in roots
+        for path in sorted(root.rglob("*.py"))
+        if ".venv" not in path.parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "labile" and node.level == 0
+        for alias in node.names
+        if alias.name in plugin_names
+    ]
+    assert not offenders, "import these from labile.plugin:\n" + "\n".join(offenders)
+
+
+def test_moved_plugin_names_still_resolve_from_labile_with_a_warning() -> None:
+    import labile
+    import labile.plugin
+
+    with pytest.warns(DeprecationWarning, match=r"labile\.plugin\.hookimpl"):
+        assert labile.hookimpl is labile.plugin.hookimpl  # type: ignore[attr-defined]

@@ -12,9 +12,9 @@ import pluggy
 import pytest
 
 from labile import _plugins as plugins_mod
-from labile import hookimpl
 from labile._plugins import BUNDLED, ESSENTIALS, get_plugin_manager, list_plugins, load_errors
 from labile._registry import collect
+from labile.plugin import hookimpl
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile import hookimpl
 from labile._errors import DuplicateComponentError, UnknownComponentError
 from labile._kinds import KERNEL_KINDS
 from labile._registry import Component, Registry, collect
+from labile.plugin import hookimpl
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz._", min_size=1, max_size=20)
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from lifecycle_helpers import CHAT, canary, canary_turns, chat, files_holding
 
-from labile import Memory, build_registries
+from labile import Memory
+from labile.plugin import build_registries
 
 OFFLINE_PRESETS = sorted(
     c.name for c in build_registries()["preset"] if not c.name.endswith("-llm")

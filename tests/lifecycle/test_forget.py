@@ -81,7 +81,7 @@ def test_forget_resurfaces_the_members_of_a_dropped_allmem_merge() -> None:
 
 def test_hook_labile_register_forget_handlers() -> None:
     """A plugin's forget handler is called with the plan, and what it rebuilds is written."""
-    from labile import get_plugin_manager, hookimpl
+    from labile.plugin import get_plugin_manager, hookimpl
 
     seen: list[ForgetPlan] = []
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from labile import Memory, build_registries
+from labile import Memory
 from labile._model import Observation
+from labile.plugin import build_registries
 
 OFFLINE_PRESETS = sorted(
     c.name for c in build_registries()["preset"] if not c.name.endswith("-llm")

@@ -13,8 +13,7 @@ from typing import Any
 import attrs
 from attrs.validators import ge, le
 
-from labile import Deps, Hit, InputError, Query, hookimpl
-from labile.plugin import Register, RegisterCommand, echo
+from labile.plugin import Deps, Hit, InputError, Query, Register, RegisterCommand, echo, hookimpl
 
 
 @attrs.frozen(kw_only=True)
