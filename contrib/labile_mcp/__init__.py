@@ -11,7 +11,7 @@ through the Model Context Protocol, over stdio or streamable HTTP:
 * `labile_mcp.convert` turns chat messages into observations and hits into JSON;
 * `labile_mcp.http` serves streamable HTTP behind a bearer token;
 * `labile_mcp.commands` holds the command-line options and runners;
-* `labile_mcp.bench` measures the protocol's overhead against in-process search.
+* `labile_bench.mcp_serve` measures the protocol's overhead against in-process search.
 
 Importing this package does not import the SDK: the commands are listed
 (and explain how to install it) where ``mcp`` is missing.
@@ -24,12 +24,9 @@ from labile.plugin import RegisterCommand, hookimpl
 
 @hookimpl
 def labile_register_commands(register: RegisterCommand) -> None:
-    """``labile serve mcp`` and ``labile bench serve``."""
+    """``labile serve mcp`` (its benchmark, ``labile bench serve``, is in `labile_bench`)."""
     from labile_mcp import commands as c
 
     register("serve", help="serve a memory to agents")
     register("serve mcp", run=c.run_serve_mcp, configure=c.serve_mcp_options,
              help="serve a memory over the Model Context Protocol (stdio or HTTP)")
-    register("bench serve", run=c.run_bench_serve, configure=c.bench_serve_options,
-             help="requests/s and search latency of the MCP server over loopback HTTP, "
-                  "against in-process Memory.search")

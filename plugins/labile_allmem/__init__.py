@@ -128,14 +128,12 @@ def labile_register_allmem_repair_planners(register: Register) -> None:
 
 @hookimpl
 def labile_register_commands(register: RegisterCommand) -> None:
-    """``labile inspect allmem`` (diagnostics of a namespace) and ``labile bench atc``
-    (what ATC does to LoCoMo conversations, for judging)."""
-    from labile_allmem.commands import atc_options, inspect_options, run_atc, run_inspect
+    """``labile inspect allmem``: diagnostics of a namespace (its LoCoMo audit,
+    ``labile bench atc``, is in `labile_bench`)."""
+    from labile_allmem.commands import inspect_options, run_inspect
 
     register("inspect allmem", run=run_inspect, configure=inspect_options,
              help="All-Mem diagnostics of a namespace (JSON)")
-    register("bench atc", run=run_atc, configure=atc_options,
-             help="what offline ATC proposes and executes on LoCoMo conversations")
 
 
 @hookimpl

@@ -4,7 +4,7 @@ Registers the commands ``labile bench locomo | longmemeval | transfer |
 compare | crash`` and ``labile demo``; it adds no pipeline component. The modules
 are a library too:
 
-* `labile_bench.locomo` / `labile_bench.longmemeval` load the datasets into
+* `labile_io.locomo` / `labile_io.longmemeval` load the datasets into
   immutable records, cleaning LoCoMo's ``evidence`` ids with counted rules;
 * `labile_bench.metrics` holds the turn-level retrieval metrics (Recall@k,
   NDCG@k, Hit@k), the local QA metrics (token F1, BLEU-1, ROUGE-L) and a
@@ -47,6 +47,17 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench crash", run=c.run_crash_command, configure=c.crash_options,
              help="kill -9 a writer at random points and inside commits, reopen, verify "
                   "(acknowledged batches kept, store consistent, re-add idempotent)")
+    from labile_bench import lancedb_workers_cli
+
+    register("bench scale", run=c.run_scale_command, configure=c.scale_options,
+             help="synthetic scale benchmark of the lancedb store")
+    register("bench workers", run=lancedb_workers_cli.run, configure=lancedb_workers_cli.configure,
+             help="1, 2 and 4 worker processes on one store: local directory and object store")
+    register("bench atc", run=c.run_atc, configure=c.atc_options,
+             help="what offline ATC proposes and executes on LoCoMo conversations")
+    register("bench serve", run=c.run_bench_serve, configure=c.bench_serve_options,
+             help="requests/s and search latency of the MCP server over loopback HTTP, "
+                  "against in-process Memory.search")
     from labile_bench import graph
 
     register("bench graph", run=graph.run_graph_command, configure=graph.graph_options,

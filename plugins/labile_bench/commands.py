@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from labile import LabileError
-from labile.plugin import echo
+from labile.plugin import InputError, add_memory_options, echo
 
 
 def write_summary(summary: dict[str, Any], json_out: str | None) -> None:
@@ -127,7 +127,7 @@ def run_llm_locomo_command(args: argparse.Namespace) -> int:
     from labile_bench.llm_report import format_llm_table
     from labile_bench.llm_run import run_llm_locomo, subset
     from labile_bench.llm_spec import parse_llm_spec
-    from labile_bench.locomo import load_locomo
+    from labile_io.locomo import load_locomo
 
     llm = parse_llm_spec(args.llm)
     conversations, _ = load_locomo(args.path, limit=args.limit_conversations)
@@ -288,3 +288,136 @@ def run_crash_command(args: argparse.Namespace) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 1 if failures else 0
+
+
+# -- labile bench scale, workers (the lancedb store) ----------------------------------
+
+
+def scale_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``labile bench scale``."""
+    p.add_argument("--nodes", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--dim", type=int, default=384)
+    p.add_argument("--json", dest="json_out")
+    p.add_argument("--candidates", help="comma-separated vector-search candidates to measure "
+                   "(default: all; the exact scan always runs): exact, quantized, partitioned, "
+                   "auto, ivf_rq, ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")
+    p.add_argument("--in-ram", action="store_true",
+                   help="measure only the in-memory candidates on a table filled directly, "
+                        "without LanceDB (for 1M nodes, whose LanceDB ingest takes most of "
+                        "an hour on a small machine)")
+
+
+def run_scale_command(args: argparse.Namespace) -> int:
+    """``labile bench scale``: the candidates' table on stderr, the summary as JSON on stdout."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from labile_bench.lancedb_candidates import pick_candidates
+    from labile_bench.lancedb_scale import run_scale_bench
+
+    try:
+        candidates = pick_candidates(args.candidates)
+    except ValueError as exc:
+        sys.stderr.write(f"labile bench scale: {exc}\n")
+        return 2
+    summary = run_scale_bench(args.nodes, dim=args.dim, n_queries=args.queries,
+                              candidates=candidates, in_ram=args.in_ram)
+    # The candidates' table for people on stderr; stdout stays one JSON document.
+    sys.stderr.write(f"{summary['nodes']} nodes, {summary['queries']} queries\n"
+                     f"{summary['table']}\n")
+    text = json.dumps(summary, indent=2, default=str)
+    echo(text)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+# -- labile bench atc ---------------------------------------------------------------
+
+
+def atc_options(p: argparse.ArgumentParser) -> None:
+    """The LoCoMo file, which conversations, the preset, and the output."""
+    p.add_argument("path", help="a LoCoMo JSON file (e.g. ../shared/data/locomo/locomo_dev.json)")
+    p.add_argument("--conversation", "-c", action="append", default=None,
+                   help="sample id to audit (repeatable; default: all)")
+    p.add_argument("--preset", default="allmem", help="an All-Mem preset (default: allmem)")
+    p.add_argument("--show", choices=("none", "executed", "proposals"), default="executed",
+                   help="list the executed operations (default), every proposal, or none")
+    p.add_argument("--text", action="store_true",
+                   help="print the source turns' text under each operation (for judging)")
+    p.add_argument("--json", dest="json_out", help="write the audits (ids only) here")
+
+
+def run_atc(args: argparse.Namespace) -> int:
+    """Audit ATC on each conversation (`labile_bench.allmem_audit`) and print what it did."""
+    from pathlib import Path
+
+    from labile import LabileError
+    from labile_allmem.presets import PRESETS, preset_table
+    from labile_bench.allmem_audit import audit_conversation, format_audit
+    from labile_io.locomo import load_locomo
+
+    if args.preset not in PRESETS:
+        raise LabileError(f"unknown All-Mem preset {args.preset!r}; "
+                          f"choose one of {', '.join(sorted(PRESETS))}")
+    try:
+        conversations, _ = load_locomo(args.path)
+    except (OSError, ValueError) as exc:
+        raise LabileError(f"cannot read LoCoMo file {args.path}: {exc}") from None
+    wanted = set(args.conversation or [])
+    unknown = wanted - {c.sample_id for c in conversations}
+    if unknown:
+        raise LabileError(f"no conversation {', '.join(sorted(unknown))} in {args.path}")
+    audits = []
+    for conv in conversations:
+        if wanted and conv.sample_id not in wanted:
+            continue
+        table = preset_table(args.preset)
+        table["store"] = {"type": "memory"}
+        audit = audit_conversation(conv, table)
+        audits.append(audit)
+        turns = {t.id: t for s in conv.sessions for t in s.turns} if args.text else None
+        echo(format_audit(audit, show=args.show, turns=turns))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(
+            [{**a.table_row(), "outcomes": [o.to_dict() for o in a.outcomes],
+              "proposals": [o.to_dict() for o in a.proposals]} for a in audits], indent=1)
+            + "\n", encoding="utf-8")
+    return 0
+
+
+# -- labile bench serve ---------------------------------------------------------------
+
+
+def bench_serve_options(p: argparse.ArgumentParser) -> None:
+    """Clients, duration and corpus size of the serve benchmark."""
+    add_memory_options(p)
+    p.add_argument("--clients", type=int, default=4, help="concurrent MCP clients (default: 4)")
+    p.add_argument("--seconds", type=float, default=5.0,
+                   help="how long each phase runs (default: 5)")
+    p.add_argument("--turns", type=int, default=300,
+                   help="synthetic conversation turns to store first (default: 300)")
+    p.add_argument("-k", type=int, default=5, help="hits per search (default: 5)")
+    p.add_argument("--json", dest="json_out", help="also write the summary here")
+
+
+def run_bench_serve(args: argparse.Namespace) -> int:
+    """Run `labile_bench.mcp_serve.run_bench` and print its summary as JSON."""
+    from labile_mcp.commands import cli_level, log_to_stderr, require_mcp
+
+    require_mcp()
+    from labile_bench.mcp_serve import BenchSettings, run_bench
+
+    if args.clients < 1 or args.seconds <= 0 or args.turns < 1:
+        raise InputError("--clients and --turns must be >= 1 and --seconds > 0")
+    log_to_stderr(cli_level(args))
+    summary = run_bench(BenchSettings(config=args.config, preset=args.preset, path=args.path,
+                                      clients=args.clients, seconds=args.seconds,
+                                      turns=args.turns, k=args.k))
+    text = json.dumps(summary, indent=2)
+    echo(text)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    return 0

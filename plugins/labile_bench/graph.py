@@ -26,8 +26,7 @@ import attrs
 
 from labile import Memory
 from labile.plugin import Edge, Node, echo
-from labile_bench.locomo import Conversation, load_locomo
-from labile_bench.locomo_run import observations_of
+from labile_io.locomo import Conversation, load_locomo, observations_of
 
 
 @attrs.frozen(kw_only=True)

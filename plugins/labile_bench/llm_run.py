@@ -45,11 +45,11 @@ import attrs
 from labile import Memory
 from labile.plugin import LLMClient, get_logger
 from labile_bench.llm_tally import UsageWindow, add_usage, per_turn, stage_totals
-from labile_bench.locomo import Conversation, Question
-from labile_bench.locomo_run import CATEGORIES, _with_store_path, observations_of
+from labile_bench.locomo_run import CATEGORIES, _with_store_path
 from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile_bench.progress import progress
 from labile_bench.qa import QAEvaluator, summarize
+from labile_io.locomo import Conversation, Question, observations_of
 
 log = get_logger(__name__)
 

@@ -39,10 +39,10 @@ from typing import Any, Final
 import attrs
 
 from labile import LabileError, Memory
-from labile.plugin import Observation, get_logger
-from labile_bench.locomo import Conversation, EvidenceCleaning, load_locomo
+from labile.plugin import get_logger
 from labile_bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
+from labile_io.locomo import Conversation, EvidenceCleaning, load_locomo, observations_of
 from labile_text.render import turn_text
 
 log = get_logger(__name__)
@@ -52,23 +52,6 @@ CATEGORIES: Final = (1, 2, 3, 4)
 #: Optional hook for QA evaluation: called with (memory, conversation, question,
 #: retrieval result) after each search; returns extra per-question fields.
 QAHook = Callable[[Memory, Conversation, Any, Any], dict[str, Any]]
-
-
-def observations_of(conv: Conversation) -> list[list[Observation]]:
-    """The conversation's turns as observations, one list per session, in order."""
-    out = []
-    for session in conv.sessions:
-        batch = []
-        for turn in session.turns:
-            meta: dict[str, Any] = {"date_text": turn.date_text}
-            if turn.caption:
-                meta["caption"] = turn.caption
-            batch.append(Observation(
-                id=turn.id, text=turn.text, speaker=turn.speaker, timestamp=turn.timestamp,
-                session=str(session.number), metadata=meta,
-            ))
-        out.append(batch)
-    return out
 
 
 def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> bool:

@@ -1,6 +1,6 @@
 """The LongMemEval_S runner: ingest each item's haystack, retrieve, score, optionally answer.
 
-For every item (`labile_bench.longmemeval.load_longmemeval`):
+For every item (`labile_io.longmemeval.load_longmemeval`):
 
 1. a fresh namespace ``lme_<question_id>`` in one `Memory`;
 2. each haystack session is added as one batch of observations, one per
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from labile.plugin import Observation, UsageMeter, get_logger
-from labile_bench.longmemeval import LMEItem, load_longmemeval
 from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
 from labile_bench.qa import QAEvaluator, build_named_llm, summarize
+from labile_io.longmemeval import LMEItem, load_longmemeval
 from labile_llm.usage import usage_delta
 
 if TYPE_CHECKING:

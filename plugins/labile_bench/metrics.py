@@ -42,6 +42,9 @@ __all__ = [
     "percentile",
     "recall_at_k",
     "rouge_l",
+    "session_hit_at_k",
+    "session_ndcg_at_k",
+    "session_recall_at_k",
     "token_f1",
     "turns_from_ranked_sources",
 ]
@@ -451,3 +454,69 @@ def mean_metrics(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     return {
         key: math.fsum(r[key] for r in materialised) / len(materialised) for key in materialised[0]
     }
+
+
+# -- session-level (LongMemEval: evidence is whole sessions) ------------------------
+
+
+def _distinct(ranked_session_ids: Sequence[str]) -> list[str]:
+    if isinstance(ranked_session_ids, str):
+        raise TypeError("ranked_session_ids must be a sequence of ids, not a str")
+    return turns_from_ranked_sources([[sid] for sid in ranked_session_ids])
+
+
+def session_recall_at_k(
+    ranked_session_ids: Sequence[str], gold_ids: Collection[str], k: int
+) -> float:
+    """Recall@k over distinct sessions.
+
+    Args:
+        ranked_session_ids: Retrieved session ids, best first; repeats are
+            collapsed to their first occurrence before cutting at ``k``.
+        gold_ids: ``answer_session_ids``.
+        k: Cut-off, a positive int.
+
+    Returns:
+        ``|top_k ∩ gold| / |gold|`` in ``[0, 1]``.
+
+    Raises:
+        ValueError: If ``gold_ids`` is empty or ``k < 1``.
+    """
+    return recall_at_k(_distinct(ranked_session_ids), gold_ids, k)
+
+
+def session_ndcg_at_k(
+    ranked_session_ids: Sequence[str], gold_ids: Collection[str], k: int
+) -> float:
+    """NDCG@k (binary relevance) over distinct sessions.
+
+    Args:
+        ranked_session_ids: Retrieved session ids, best first; repeats are
+            collapsed to their first occurrence before cutting at ``k``.
+        gold_ids: ``answer_session_ids``.
+        k: Cut-off, a positive int.
+
+    Returns:
+        NDCG@k in ``[0, 1]``.
+
+    Raises:
+        ValueError: If ``gold_ids`` is empty or ``k < 1``.
+    """
+    return ndcg_at_k(_distinct(ranked_session_ids), gold_ids, k)
+
+
+def session_hit_at_k(ranked_session_ids: Sequence[str], gold_ids: Collection[str], k: int) -> float:
+    """Hit@k over distinct sessions.
+
+    Args:
+        ranked_session_ids: Retrieved session ids, best first.
+        gold_ids: ``answer_session_ids``.
+        k: Cut-off, a positive int.
+
+    Returns:
+        1.0 if a gold session is among the first ``k`` distinct ones, else 0.0.
+
+    Raises:
+        ValueError: If ``gold_ids`` is empty or ``k < 1``.
+    """
+    return hit_at_k(_distinct(ranked_session_ids), gold_ids, k)

@@ -119,7 +119,7 @@ class QAEvaluator:
             memory: The memory holding the conversation.
             namespace: The conversation's namespace.
             question: A record with ``question``, ``answer`` and ``category``
-                (attributes, e.g. `labile_bench.locomo.Question`, or keys);
+                (attributes, e.g. `labile_io.locomo.Question`, or keys);
                 an optional ``id``/``question_id``/``index`` is copied.
             as_of: When the question is asked (e.g. the last session's date).
             result: Reuse this retrieval instead of searching again.

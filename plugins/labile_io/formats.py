@@ -174,8 +174,7 @@ def _time(value: Any, options: ReadOptions) -> datetime:
 
 
 def _locomo(path: Path) -> list[Conversation]:
-    from labile_bench.locomo import load_locomo
-    from labile_bench.locomo_run import observations_of
+    from labile_io.locomo import load_locomo, observations_of
 
     try:
         conversations, _ = load_locomo(path)
@@ -187,7 +186,7 @@ def _locomo(path: Path) -> list[Conversation]:
 
 
 def _longmemeval(path: Path) -> list[Conversation]:
-    from labile_bench.longmemeval import load_longmemeval
+    from labile_io.longmemeval import load_longmemeval
 
     try:
         items = load_longmemeval(path)

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from labile_allmem.audit import AuditedOp, audit_conversation, judge_key
 from labile_allmem.consolidate.calibration import JUDGED as JUDGED_COUNTS
 from labile_allmem.consolidate.calibration import calibrated, count_judged
 from labile_allmem.presets import preset_table
-from labile_bench.locomo import default_locomo_path, load_locomo
+from labile_bench.allmem_audit import AuditedOp, audit_conversation, judge_key
+from labile_io.locomo import default_locomo_path, load_locomo
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGED = Path(__file__).with_name("judged") / "atc.jsonl"

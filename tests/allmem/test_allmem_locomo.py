@@ -9,8 +9,8 @@ from allmem_helpers import open_memory
 
 from labile._model import Observation
 from labile_allmem.diagnostics import inspect_namespace
-from labile_bench.locomo import default_locomo_path, load_locomo
 from labile_bench.metrics import recall_at_k, turns_from_ranked_sources
+from labile_io.locomo import default_locomo_path, load_locomo
 
 ROOT = Path(__file__).resolve().parents[2]
 

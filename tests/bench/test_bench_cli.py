@@ -28,7 +28,9 @@ def test_the_bundle_registers_demo_and_the_dataset_commands() -> None:
     assert runnable == {"demo": "labile_bench", "bench locomo": "labile_bench",
                         "bench longmemeval": "labile_bench", "bench transfer": "labile_bench",
                         "bench compare": "labile_bench", "bench graph": "labile_bench",
-                        "bench crash": "labile_bench"}
+                        "bench crash": "labile_bench", "bench scale": "labile_bench",
+                        "bench workers": "labile_bench", "bench atc": "labile_bench",
+                        "bench serve": "labile_bench"}
     group = commands.get(("bench",))
     assert group is not None and group.run is None and group.help == "benchmarks"
 
@@ -89,8 +91,8 @@ def test_blocking_the_bundle_removes_its_commands(
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    # lancedb's, allmem's and labile_mcp's bench commands stay
-    assert "demo" not in out and "bench" in out and "(atc, scale, serve, workers)" in out
+    # every benchmark lives in the bench bundle (the runtime bundles carry none): all go
+    assert "demo" not in out and "bench" not in out
 
 
 def test_bench_locomo_llm_subset_options(capsys: pytest.CaptureFixture[str],

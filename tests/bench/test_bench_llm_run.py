@@ -12,7 +12,7 @@ from labile_bench.llm_report import format_llm_table
 from labile_bench.llm_run import run_llm_locomo, subset
 from labile_bench.llm_spec import parse_llm_spec
 from labile_bench.llm_tally import per_turn, stage_totals
-from labile_bench.locomo import load_locomo
+from labile_io.locomo import load_locomo
 
 DATA = Path(__file__).parent / "data" / "locomo_tiny.json"
 FAST = {"store": {"type": "memory"}, "embedder": {"type": "hashing"}}

@@ -1,4 +1,4 @@
-"""Tests for labile_bench.locomo: synthetic samples plus the real dev file."""
+"""Tests for labile_io.locomo: synthetic samples plus the real dev file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 import pytest
 
-from labile_bench.locomo import (
+from labile_io.locomo import (
     LOCOMO_ENV_VAR,
     Conversation,
     EvidenceCleaning,

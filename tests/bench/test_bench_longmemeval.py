@@ -1,4 +1,4 @@
-"""Tests for labile_bench.longmemeval on a tiny hand-written fixture."""
+"""Tests for labile_io.longmemeval on a tiny hand-written fixture."""
 
 from __future__ import annotations
 
@@ -13,16 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile_bench.longmemeval import (
-    LMEItem,
-    LMESession,
-    load_longmemeval,
-    parse_lme_datetime,
+from labile_bench.metrics import (
+    recall_at_k,
     session_hit_at_k,
     session_ndcg_at_k,
     session_recall_at_k,
 )
-from labile_bench.metrics import recall_at_k
+from labile_io.longmemeval import LMEItem, LMESession, load_longmemeval, parse_lme_datetime
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "longmemeval_tiny.json"
 L3 = math.log2(3)

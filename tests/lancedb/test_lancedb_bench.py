@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from labile_lancedb._bench_candidates import CANDIDATES, pick_candidates
-from labile_lancedb.bench_scale import run_scale_bench
+from labile_bench.lancedb_candidates import CANDIDATES, pick_candidates
+from labile_bench.lancedb_scale import run_scale_bench
 
 
 def test_scale_bench_reports_every_figure(tmp_path: Path) -> None:

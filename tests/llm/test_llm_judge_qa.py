@@ -22,8 +22,8 @@ from labile_bench.judge import (
     load_judge_prompt,
     render_judge_prompt,
 )
-from labile_bench.locomo import Question
 from labile_bench.qa import QAEvaluator, evaluate_qa, make_qa_hook, qa_markdown, summarize
+from labile_io.locomo import Question
 from labile_llm import ScriptedLLM
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

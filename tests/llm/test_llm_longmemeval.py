@@ -17,8 +17,9 @@ from labile._hookspecs import hookimpl
 from labile._memory import Memory
 from labile._memstore import MemoryStore
 from labile._usage import UsageMeter
-from labile_bench.longmemeval import load_longmemeval, session_ndcg_at_k, session_recall_at_k
 from labile_bench.longmemeval_run import ingest_item, namespace_for, run_longmemeval
+from labile_bench.metrics import session_ndcg_at_k, session_recall_at_k
+from labile_io.longmemeval import load_longmemeval
 from labile_llm import ScriptedLLM
 
 FIXTURE = Path(__file__).resolve().parents[1] / "bench" / "data" / "longmemeval_tiny.json"

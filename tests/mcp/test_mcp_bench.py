@@ -9,7 +9,7 @@ import pytest
 from mcp_helpers import write_config
 
 from labile.cli import main as labile_main
-from labile_mcp.bench import corpus
+from labile_bench.mcp_serve import corpus
 
 
 def test_the_corpus_is_deterministic_and_its_questions_name_its_people() -> None:

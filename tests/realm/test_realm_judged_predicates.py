@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from labile_bench.locomo import default_locomo_path, load_locomo
+from labile_io.locomo import default_locomo_path, load_locomo
 
 DATA = default_locomo_path(Path(__file__).resolve().parents[2])
 JUDGED = Path(__file__).with_name("judged") / "predicates.jsonl"

@@ -8,9 +8,8 @@ import pytest
 
 from labile._memory import Memory
 from labile.text.bm25 import BM25Index
-from labile_bench.locomo import default_locomo_path, load_locomo, turn_document
-from labile_bench.locomo_run import observations_of
 from labile_bench.metrics import RetrievalScorer, turns_from_ranked_sources
+from labile_io.locomo import default_locomo_path, load_locomo, observations_of, turn_document
 
 DEV = default_locomo_path(Path(__file__).resolve().parents[2])
 

@@ -150,7 +150,7 @@ def _turns_of(store: Store, namespace: str, ids: Sequence[str]) -> tuple[tuple[s
 
 def audit_conversation(conversation: Any, table: dict[str, Any], *,
                        flush: bool = True) -> ATCAudit:
-    """Ingest ``conversation`` (a `labile_bench.locomo.Conversation`) and audit ATC.
+    """Ingest ``conversation`` (a `labile_io.locomo.Conversation`) and audit ATC.
 
     Args:
         conversation: The conversation.

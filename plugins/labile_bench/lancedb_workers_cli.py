@@ -1,6 +1,6 @@
 """The ``labile bench workers`` command: options, the moto server, the report.
 
-The benchmark itself is `labile_lancedb.bench_workers`. With ``--moto`` the
+The benchmark itself is `labile_bench.lancedb_workers`. With ``--moto`` the
 command starts moto's S3 server on a loopback port (``pip install
 'moto[server]'``) with fake credentials, so the object-store rows need no
 cloud account; ``--uri s3://bucket/prefix`` measures a real bucket instead
@@ -52,7 +52,7 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark; the table goes to stderr, the rows as JSON to stdout."""
     from labile.plugin import echo
-    from labile_lancedb.bench_workers import format_table, run_workers_bench
+    from labile_bench.lancedb_workers import format_table, run_workers_bench
 
     try:
         workers = tuple(int(w) for w in args.workers.split(","))

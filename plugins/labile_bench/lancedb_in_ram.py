@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from labile.plugin import Node, NodeFilter, Scored, get_logger, utcnow
-from labile_lancedb._bench_candidates import Candidate, format_table, measure_candidates, memory_mb
+from labile_bench.lancedb_candidates import Candidate, format_table, measure_candidates, memory_mb
 from labile_lancedb._cache import NodeTable
 from labile_lancedb._search import SearchMode, vector_search
 

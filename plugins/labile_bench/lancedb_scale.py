@@ -3,7 +3,7 @@
 Writes ``N`` synthetic, pre-embedded units into one namespace through the
 store's own batch API (one observation, one node citing it and one edge per
 unit, in batches of `CHUNK`), then measures every vector-search candidate of
-`labile_lancedb._bench_candidates` side by side (the exact float scan, the
+`labile_bench.lancedb_candidates` side by side (the exact float scan, the
 quantized scan, ``auto`` and LanceDB index variants: latency, recall@10 against
 the exact scan, build time, memory, index size on disk), plus full-text search,
 edge reads, ingest rate, peak RSS and on-disk size.
@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from labile.plugin import Edge, Node, Observation, edge_id, get_logger, utcnow
-from labile_lancedb._bench_candidates import (
+from labile_bench.lancedb_candidates import (
     CANDIDATES,
     Candidate,
     CandidateRow,
@@ -121,9 +121,9 @@ def run_scale_bench(
             dim); ``None`` uses a temporary one deleted afterwards.
         progress: Log ingest progress (structlog, ``bench_progress`` events).
         candidates: The vector-search candidates to measure, the exact scan
-            first (`labile_lancedb._bench_candidates.CANDIDATES` by default).
+            first (`labile_bench.lancedb_candidates.CANDIDATES` by default).
         in_ram: Measure only the in-memory candidates on a table filled
-            directly, without LanceDB (`labile_lancedb._bench_in_ram`; its
+            directly, without LanceDB (`labile_bench.lancedb_in_ram`; its
             own result keys); ``path`` is then unused.
 
     Returns:
@@ -154,7 +154,7 @@ def run_scale_bench(
     query_rows = set(rng.choice(n_nodes, size=min(n_queries, n_nodes), replace=False).tolist())
     config = LanceStoreConfig(path=path or "memory://")
     if in_ram:
-        from labile_lancedb._bench_in_ram import run_in_ram_scale
+        from labile_bench.lancedb_in_ram import run_in_ram_scale
 
         return run_in_ram_scale(n_nodes, dim, sorted(query_rows), seed,
                                 lambda count: _vectors(rng, proj, count, noise), _queries,

@@ -1,4 +1,5 @@
-"""Loader and session-level metrics for LongMemEval_S (SPEC §5).
+"""Loader for LongMemEval_S: the data format (its session-level metrics are in
+`labile_bench.metrics`).
 
 The file is a JSON list of items, each one question over its own haystack::
 
@@ -22,33 +23,27 @@ Loading contract:
   ``answer_session_ids`` are kept as given, even ids that are not in the
   haystack (they then count as unretrievable gold).
 
-Evidence is session-level: :func:`session_recall_at_k` and
-:func:`session_ndcg_at_k` score a ranked list of session ids (duplicates are
-collapsed, keeping the first occurrence) against ``answer_session_ids``, with
-the definitions of :mod:`labile_bench.metrics`.
+Evidence is session-level: ``answer_session_ids`` names the sessions that hold
+the answer.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 
-from labile_bench.jsonlist import load_json_list
-from labile_bench.metrics import hit_at_k, ndcg_at_k, recall_at_k, turns_from_ranked_sources
+from labile_io.jsonlist import load_json_list
 
 __all__ = [
     "LMEItem",
     "LMESession",
     "load_longmemeval",
     "parse_lme_datetime",
-    "session_hit_at_k",
-    "session_ndcg_at_k",
-    "session_recall_at_k",
 ]
 
 
@@ -192,66 +187,3 @@ def load_longmemeval(path: str | os.PathLike[str], limit: int | None = None) -> 
     """
     data = load_json_list(path, what="items", limit=limit)
     return [_parse_item(item) for item in data]
-
-
-def _distinct(ranked_session_ids: Sequence[str]) -> list[str]:
-    if isinstance(ranked_session_ids, str):
-        raise TypeError("ranked_session_ids must be a sequence of ids, not a str")
-    return turns_from_ranked_sources([[sid] for sid in ranked_session_ids])
-
-
-def session_recall_at_k(
-    ranked_session_ids: Sequence[str], gold_ids: Collection[str], k: int
-) -> float:
-    """Recall@k over distinct sessions.
-
-    Args:
-        ranked_session_ids: Retrieved session ids, best first; repeats are
-            collapsed to their first occurrence before cutting at ``k``.
-        gold_ids: ``answer_session_ids``.
-        k: Cut-off, a positive int.
-
-    Returns:
-        ``|top_k ∩ gold| / |gold|`` in ``[0, 1]``.
-
-    Raises:
-        ValueError: If ``gold_ids`` is empty or ``k < 1``.
-    """
-    return recall_at_k(_distinct(ranked_session_ids), gold_ids, k)
-
-
-def session_ndcg_at_k(
-    ranked_session_ids: Sequence[str], gold_ids: Collection[str], k: int
-) -> float:
-    """NDCG@k (binary relevance) over distinct sessions.
-
-    Args:
-        ranked_session_ids: Retrieved session ids, best first; repeats are
-            collapsed to their first occurrence before cutting at ``k``.
-        gold_ids: ``answer_session_ids``.
-        k: Cut-off, a positive int.
-
-    Returns:
-        NDCG@k in ``[0, 1]``.
-
-    Raises:
-        ValueError: If ``gold_ids`` is empty or ``k < 1``.
-    """
-    return ndcg_at_k(_distinct(ranked_session_ids), gold_ids, k)
-
-
-def session_hit_at_k(ranked_session_ids: Sequence[str], gold_ids: Collection[str], k: int) -> float:
-    """Hit@k over distinct sessions.
-
-    Args:
-        ranked_session_ids: Retrieved session ids, best first.
-        gold_ids: ``answer_session_ids``.
-        k: Cut-off, a positive int.
-
-    Returns:
-        1.0 if a gold session is among the first ``k`` distinct ones, else 0.0.
-
-    Raises:
-        ValueError: If ``gold_ids`` is empty or ``k < 1``.
-    """
-    return hit_at_k(_distinct(ranked_session_ids), gold_ids, k)

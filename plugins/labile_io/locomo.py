@@ -63,7 +63,8 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from labile_bench.jsonlist import load_json_list
+from labile.plugin import Observation
+from labile_io.jsonlist import load_json_list
 from labile_text.dates import parse_session_datetime
 
 __all__ = [
@@ -454,3 +455,20 @@ def turn_document(turn: Turn) -> str:
     if turn.caption is not None:
         doc += f" [shares a photo: {turn.caption}]"
     return doc
+
+
+def observations_of(conv: Conversation) -> list[list[Observation]]:
+    """The conversation's turns as observations, one list per session, in order."""
+    out = []
+    for session in conv.sessions:
+        batch = []
+        for turn in session.turns:
+            meta: dict[str, Any] = {"date_text": turn.date_text}
+            if turn.caption:
+                meta["caption"] = turn.caption
+            batch.append(Observation(
+                id=turn.id, text=turn.text, speaker=turn.speaker, timestamp=turn.timestamp,
+                session=str(session.number), metadata=meta,
+            ))
+        out.append(batch)
+    return out
