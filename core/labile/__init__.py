@@ -19,6 +19,7 @@ from labile._config import (
     read_toml,
     resolve,
 )
+from labile._context import PromptContext, estimate_tokens
 from labile._errors import (
     ConfigError,
     DuplicateComponentError,
@@ -57,14 +58,18 @@ from labile._plugins import get_plugin_manager
 from labile._protocols import Deps
 from labile._registry import NoConfig, collect
 
+#: What `Memory.search` returns, by the name the docs use for it.
+SearchResult = RetrievalResult
+
 __all__ = [
     "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps", "DuplicateComponentError",
     "Edge", "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
     "Memory",
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
-    "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
-    "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
-    "build_registries", "collect", "get_plugin_manager", "hookimpl", "merge_tables",
+    "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate",
+    "PromptContext", "Query", "Reach", "RetrievalResult", "SchemaError", "SearchResult",
+    "StoreError", "UnknownComponentError", "build_registries", "collect", "estimate_tokens",
+    "get_plugin_manager", "hookimpl", "merge_tables",
     "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 

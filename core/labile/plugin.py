@@ -36,6 +36,13 @@ from labile._commands import (
     open_memory,
 )
 from labile._config import structure_options
+from labile._context import (
+    PromptContext,
+    TokenCounter,
+    estimate_tokens,
+    evidence_line,
+    render_context,
+)
 from labile._convert import (
     ComponentSpec,
     component_field,
@@ -111,10 +118,12 @@ __all__ = [
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
     "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
-    "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
+    "Predicate", "PromptContext", "Query", "Reach", "Reconsolidator", "Register",
+    "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
+    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_memory_options", "component_field",
+    "cosine", "echo", "edge_id", "estimate_tokens", "evidence_line", "holds_store", "hookimpl",
+    "nested_kind", "open_memory", "render_context", "rrf", "runtime_field",
     "runtime_only", "structure_options", "utcnow", "zscores",
 ]

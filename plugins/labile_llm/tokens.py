@@ -25,7 +25,8 @@ from typing import Any, Final, Literal
 
 import structlog
 
-from labile.plugin import MissingDependencyError
+# The estimate lives in the kernel: `labile.RetrievalResult.context` measures with it too.
+from labile.plugin import MissingDependencyError, estimate_tokens
 
 __all__ = [
     "TokenCounter",
@@ -39,13 +40,6 @@ log = structlog.get_logger(__name__)
 TokenCounter = Callable[[str], int]
 
 
-def estimate_tokens(text: str) -> int:
-    """An offline token estimate (about 4 characters per token, words at least).
-
-    What usage figures and context budgets fall back to when no tokenizer of
-    the model is at hand.
-    """
-    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 
 #: litellm bundles tiktoken files named as tiktoken caches them (SHA-1 of the URL).
 _CL100K_FILE: Final = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
