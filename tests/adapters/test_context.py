@@ -157,6 +157,8 @@ _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_siz
        counter=st.sampled_from([estimate_tokens, words, len]))
 def test_context_never_exceeds_its_budget(texts: list[str], budget: int, style: str,
                                           dated: list[bool], counter: Any) -> None:
+    """Whatever the hits, style and counter, the text fits the budget by that counter,
+    ``tokens`` is its size, each node appears at most once, and json lists the ids."""
     nodes = [node(f"n{i}", t, start=MAY if dated[i] else None, sources=(f"s{i}",),
                   said_at=JUNE.isoformat()) for i, t in enumerate(texts)]
     context = result_of(hits_of(*nodes)).context(budget_tokens=budget, style=style,

@@ -159,6 +159,8 @@ _LABEL = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"],
 
 @given(namespace=st.lists(_LABEL, min_size=1, max_size=4).map(tuple))
 def test_namespace_mapping_is_reversible(namespace: tuple[str, ...]) -> None:
+    """Every namespace LangGraph accepts maps to a labile namespace and back unchanged,
+    and a labile namespace without the store's prefix is not taken for one of its own."""
     store = LabileStore.__new__(LabileStore)
     store.prefix = "langgraph:"
     assert store.langgraph_namespace(store.labile_namespace(namespace)) == namespace
