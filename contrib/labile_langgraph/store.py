@@ -63,7 +63,8 @@ META_KEY: Final = "langgraph"
 _OVERFETCH: Final = 3
 
 
-class LabileStore(BaseStore):
+# The ignore is for type-checking without LangGraph installed (its base is then Any).
+class LabileStore(BaseStore):  # type: ignore[misc,unused-ignore]
     """A LangGraph store whose items become a labile memory (see the module doc).
 
     Build it over an open memory: ``LabileStore(Memory.open(path="./mem"))``

@@ -26,8 +26,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
 from llama_index.core.memory.memory import BaseMemoryBlock
+from pydantic import Field, PrivateAttr, field_validator  # what LlamaIndex's bridge re-exports
 
 from labile import AsyncMemory, Memory, Observation, RetrievalResult, estimate_tokens
 
@@ -42,7 +42,8 @@ def message_text(message: ChatMessage) -> str:
     return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock)).strip()
 
 
-class LabileMemoryBlock(BaseMemoryBlock[str]):
+# The ignore is for type-checking without llama-index-core installed (its base is then Any).
+class LabileMemoryBlock(BaseMemoryBlock[str]):  # type: ignore[misc,unused-ignore]
     """Long-term memory for a LlamaIndex `Memory`, backed by a labile namespace."""
 
     name: str = Field(default="labile_memory", description="The block's name in the prompt.")

@@ -91,7 +91,8 @@ class LabileSession:
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The history's items (the latest ``limit`` of them), oldest first."""
-        return await self.history.get_items(limit)
+        items: list[TResponseInputItem] = await self.history.get_items(limit)
+        return items
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` to the history and remember their text messages."""
