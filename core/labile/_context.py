@@ -71,8 +71,9 @@ def estimate_tokens(text: str) -> int:
     """An offline token estimate: about 4 characters per token, at least one per word.
 
     What budgets are measured with when the caller has no tokenizer of the
-    model that will read the text; it errs towards counting more tokens than
-    the common BPE tokenizers do for English prose.
+    model that will read the text. Against cl100k on LoCoMo's dev turns it
+    counted 1.11 times the real tokens of the turns, but 0.87 times those of
+    ``"lines"`` evidence (dates and digits tokenize densely): leave headroom.
     """
     return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 

@@ -20,9 +20,10 @@ It exports the hook marker and callbacks (`hookimpl`, `Register`,
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
 `component_field`, `nested_kind`, `runtime_field`, `runtime_only`), the
-data model, the errors a component raises, and what commands use (`echo`,
-`open_memory`, `BUNDLED`: the bundles that ship with labile). The other
-kernel modules are the kernel's own business.
+prompt-context helpers (`render_context`, `evidence_line`, `estimate_tokens`,
+`PromptContext`), the data model, the errors a component raises, and what
+commands use (`echo`, `open_memory`, `BUNDLED`: the bundles that ship with
+labile). The other kernel modules are the kernel's own business.
 """
 
 from __future__ import annotations

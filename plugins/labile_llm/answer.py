@@ -4,7 +4,8 @@
 runs:
 
 1. ``memory.search(question, namespace=…, k=…, as_of=…)``;
-2. `build_context` turns the hits into numbered, dated evidence lines that fit
+2. the result's public ``context`` (`labile.RetrievalResult.context`, style
+   ``"lines"``) turns the hits into numbered, dated evidence lines that fit
    ``budget_tokens``, counted by the answering model's own ``count_tokens``
    when it has one (`token_counter_of`): the most relevant hits are chosen
    first, then shown newest first (so the latest state of a changing fact
@@ -196,7 +197,7 @@ def answer_question(
         result = memory.search(question, namespace=namespace, k=k, as_of=as_of)
     evidence = result.context(budget_tokens=budget_tokens, style="lines",
                               count_tokens=count_tokens or token_counter_of(model))
-    context, ids = evidence.text, list(evidence.ids)
+    context, ids = evidence.text, evidence.ids
     prompt = render_answer_prompt(question, context, as_of=result.query.as_of)
     reply = model.complete_json(prompt, ANSWER_SCHEMA, operation="answer", system=ANSWER_SYSTEM)
     text = str(reply["answer"]).strip()
@@ -216,7 +217,7 @@ def answer_question(
         reports = memory.feedback(result, answer=text, cited=cited)
     usage = usage_delta(before, [m.snapshot() for m in meters])
     return Answer(text=text, cited=tuple(cited), result=result, usage=usage, context=context,
-                  context_ids=tuple(ids), feedback=tuple(reports),
+                  context_ids=ids, feedback=tuple(reports),
                   prompt_version=ANSWER_PROMPT_VERSION)
 
 
