@@ -32,7 +32,7 @@ import asyncio
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from langgraph.store.base import (
     BaseStore,
@@ -124,22 +124,20 @@ class LabileStore(BaseStore):  # type: ignore[misc,unused-ignore]
                          "PutOp, SearchOp or ListNamespacesOp")
 
     # -- reading -------------------------------------------------------------------
-    def _item(self, namespace: tuple[str, ...], obs: Observation,
-              score: float | None = None, *, scored: bool = False) -> Item:
+    @staticmethod
+    def _fields(obs: Observation) -> dict[str, Any]:
+        """An observation as an item's value, key and times."""
         meta = obs.metadata.get(META_KEY)
         value = dict(meta["value"]) if isinstance(meta, Mapping) else {"content": obs.text}
         created = obs.timestamp
         if isinstance(meta, Mapping) and isinstance(meta.get("created_at"), str):
             created = datetime.fromisoformat(meta["created_at"])
-        if scored:
-            return SearchItem(namespace=namespace, key=obs.id, value=value, created_at=created,
-                              updated_at=obs.timestamp, score=score)
-        return Item(namespace=namespace, key=obs.id, value=value, created_at=created,
-                    updated_at=obs.timestamp)
+        return {"key": obs.id, "value": value, "created_at": created,
+                "updated_at": obs.timestamp}
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         found = self.memory.get(self.labile_namespace(namespace), [key])
-        return self._item(namespace, found[0]) if found else None
+        return Item(namespace=namespace, **self._fields(found[0])) if found else None
 
     def _under(self, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
         return [ns for ns in self._stored() if ns[:len(prefix)] == prefix]
@@ -154,9 +152,8 @@ class LabileStore(BaseStore):  # type: ignore[misc,unused-ignore]
                 page = self.memory.list(self.labile_namespace(namespace), limit=1_000_000)
                 items = [(None, obs) for obs in page.items]
             for score, obs in items:
-                item = self._item(namespace, obs, score, scored=True)
+                item = SearchItem(namespace=namespace, score=score, **self._fields(obs))
                 if matches_filter(item.value, op.filter):
-                    assert isinstance(item, SearchItem)
                     scored.append((score if score is not None else 0.0, len(scored), item))
         if op.query:
             scored.sort(key=lambda t: (-t[0], t[1]))

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sized
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
-from labile import Memory, MissingDependencyError, Observation
+from labile import InputError, Memory, MissingDependencyError, Observation
 from labile.plugin import UsageMeter
 from labile_otel import attributes as a
 
@@ -135,6 +135,9 @@ class Instrumentation:
     def __init__(self, memory: Memory, *, tracer_provider: Any = None,
                  record_content: bool = False) -> None:
         """Wrap ``memory``'s calls (see `instrument`)."""
+        if any(name in vars(memory) for name in _TRACED):
+            raise InputError("this memory is already instrumented (or its methods were "
+                             "replaced): call uninstrument() on the first Instrumentation")
         trace = _trace_api()
         self._status = trace.Status, trace.StatusCode
         self.memory = memory
@@ -239,6 +242,7 @@ def instrument(memory: Memory, *, tracer_provider: Any = None,
 
     Raises:
         MissingDependencyError: opentelemetry-api is not installed.
+        InputError: ``memory`` is instrumented already.
     """
     return Instrumentation(memory, tracer_provider=tracer_provider,
                            record_content=record_content)

@@ -143,6 +143,14 @@ def test_record_content_opts_into_text_ids_and_exceptions(
     assert [e.name for e in failed.events] == ["exception"]
 
 
+def test_instrumenting_twice_is_refused(memory: Memory, provider: TracerProvider) -> None:
+    first = instrument(memory, tracer_provider=provider)
+    with pytest.raises(InputError, match="already instrumented"):
+        instrument(memory, tracer_provider=provider)
+    first.uninstrument()
+    instrument(memory, tracer_provider=provider).uninstrument()  # after uninstrument: fine
+
+
 def test_uninstrument_restores_the_memory(
         memory: Memory, provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
     with instrument(memory, tracer_provider=provider):
