@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from adapters_helpers import OFFLINE
 from context_fixture import FIXED_NODES, JUNE, MAY, hits_of, node
 from hypothesis import given
 from hypothesis import strategies as st
@@ -54,11 +55,8 @@ def test_lines_style_is_the_answerers_format_byte_for_byte(case: dict[str, Any])
 
 def test_the_answerer_shows_its_model_the_public_context() -> None:
     llm = ScriptedLLM(replies=['{"answer": "A support group.", "cited": [1]}'])
-    config = {"store": {"type": "memory"}, "embedder": {"type": "hashing"},
-              "llm": {"type": "none"}, "extractor": {"type": "baseline.turns"},
-              "retrieval": {"seed": [{"type": "baseline.bm25"}]}}
     result = result_of(hits_of(*FIXED_NODES))
-    with Memory.open(config, llm=llm) as memory:
+    with Memory.open(OFFLINE, llm=llm) as memory:
         answer = answer_question(memory, "Where did Caroline go?", namespace="u1",
                                  result=result, budget_tokens=60, count_tokens=estimate_tokens,
                                  feedback=False)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("langgraph.store.base",
                     reason="needs the langgraph extra: pip install -e '.[langgraph]'")
 
-from doc_examples import run_example
+from adapters_helpers import OFFLINE, run_example
 from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
@@ -21,11 +21,6 @@ from langgraph.store.base import InvalidNamespaceError, Item, SearchItem
 
 from labile import InputError, Memory
 from labile_langgraph import LabileStore
-
-OFFLINE: dict[str, Any] = {
-    "store": {"type": "memory"}, "embedder": {"type": "hashing"}, "llm": {"type": "none"},
-    "extractor": {"type": "baseline.turns"}, "retrieval": {"seed": [{"type": "baseline.bm25"}]},
-}
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("llama_index.core.memory",
                     reason="needs the llamaindex extra: pip install -e '.[llamaindex]'")
 
-from doc_examples import run_example
+from adapters_helpers import OFFLINE, run_example
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock
 from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms import MockLLM
@@ -21,10 +21,6 @@ from pydantic import ValidationError
 from labile import Memory
 from labile_llamaindex import LabileMemoryBlock
 
-OFFLINE: dict[str, Any] = {
-    "store": {"type": "memory"}, "embedder": {"type": "hashing"}, "llm": {"type": "none"},
-    "extractor": {"type": "baseline.turns"}, "retrieval": {"seed": [{"type": "baseline.bm25"}]},
-}
 #: Small limits so the short-term queue flushes after a turn or two; whitespace
 #: tokens, so nothing loads a tokenizer file.
 SMALL: dict[str, Any] = {"token_limit": 40, "token_flush_size": 10, "tokenizer_fn": str.split}

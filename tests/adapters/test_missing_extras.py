@@ -6,6 +6,7 @@ import importlib
 import sys
 
 import pytest
+from adapters_helpers import OFFLINE
 
 from labile import MissingDependencyError
 
@@ -30,10 +31,7 @@ def test_otel_without_opentelemetry_names_the_install_line(
     from labile_otel import instrument
 
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
-    config = {"store": {"type": "memory"}, "embedder": {"type": "hashing"},
-              "llm": {"type": "none"}, "extractor": {"type": "baseline.turns"},
-              "retrieval": {"seed": [{"type": "baseline.bm25"}]}}
-    with Memory.open(config) as memory:
+    with Memory.open(OFFLINE) as memory:
         with pytest.raises(MissingDependencyError, match=r"pip install -e '\.\[otel\]'"):
             instrument(memory)
         assert "add" not in vars(memory)  # nothing was wrapped

@@ -12,17 +12,13 @@ import pytest
 pytest.importorskip("agents.testing",
                     reason="needs the openai-agents extra: pip install -e '.[openai-agents]'")
 
+from adapters_helpers import OFFLINE, run_example
 from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ScriptedModel, assistant_message, function_call
-from doc_examples import run_example
 
 from labile import AsyncMemory, Memory
 from labile_openai_agents import LabileSession, message_text
 
-OFFLINE: dict[str, Any] = {
-    "store": {"type": "memory"}, "embedder": {"type": "hashing"}, "llm": {"type": "none"},
-    "extractor": {"type": "baseline.turns"}, "retrieval": {"seed": [{"type": "baseline.bm25"}]},
-}
 NO_TRACES = RunConfig(tracing_disabled=True)  # the SDK would export traces to its backend
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra: pip install -e '.[otel]'")
 
+from adapters_helpers import OFFLINE
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -23,10 +23,6 @@ from labile_otel import TRACER_NAME, instrument
 SECRET = "Zanzibar"  # in every text, namespace and question: must never reach a span
 NS = f"user-{SECRET}"
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
-OFFLINE: dict[str, Any] = {
-    "store": {"type": "memory"}, "embedder": {"type": "hashing"}, "llm": {"type": "none"},
-    "extractor": {"type": "baseline.turns"}, "retrieval": {"seed": [{"type": "baseline.bm25"}]},
-}
 REPLY = '{"answer": "Zanzibar", "cited": [1]}'
 
 

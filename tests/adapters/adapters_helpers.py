@@ -1,4 +1,8 @@
-"""Run the code the adapter pages show, as written: find a fenced block by its marker."""
+"""What the adapters' tests share: the smallest offline pipeline, and the docs' examples.
+
+`run_example` runs the code an adapter page shows, as written: the fenced
+block marked ``# example: <name>``.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,13 @@ import re
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+#: In-memory store, hashing embedder, no model, one node per turn, BM25 seeding.
+OFFLINE: Final[dict[str, Any]] = {
+    "store": {"type": "memory"}, "embedder": {"type": "hashing"}, "llm": {"type": "none"},
+    "extractor": {"type": "baseline.turns"}, "retrieval": {"seed": [{"type": "baseline.bm25"}]},
+}
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "adapters"
 _BLOCK = re.compile(r"```python\n(# example: (?P<name>[\w-]+)\n.*?)```", re.DOTALL)
 
