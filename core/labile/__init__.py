@@ -21,6 +21,7 @@ from labile._config import (
     read_toml,
     resolve,
 )
+from labile._context import PromptContext, estimate_tokens
 from labile._errors import (
     ConfigError,
     DuplicateComponentError,
@@ -55,13 +56,17 @@ from labile._model import (
     RetrievalResult,
 )
 
+#: What `Memory.search` returns, by the name the docs use for it.
+SearchResult = RetrievalResult
+
 __all__ = [
     "AddReport", "Answer", "AsyncMemory", "ConfigError", "DuplicateComponentError", "Edge",
     "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
     "Memory", "MissingDependencyError", "Node", "NodeFilter", "NodeKind", "Observation",
-    "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
-    "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
-    "merge_tables", "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate",
+    "PromptContext", "Query", "Reach", "RetrievalResult", "SchemaError", "SearchResult",
+    "StoreError", "UnknownComponentError", "estimate_tokens", "merge_tables",
+    "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
 quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled

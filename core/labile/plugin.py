@@ -21,7 +21,8 @@ satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the plugin system itself (`get_plugin_manager`,
 `collect`, `build_registries`: for tools and tests that build registries),
 the config helpers (`NoConfig`, `ComponentSpec`, `component_field`,
-`nested_kind`, `runtime_field`, `runtime_only`), the
+`nested_kind`, `runtime_field`, `runtime_only`), the prompt-context helpers
+(`render_context`, `evidence_line`, `estimate_tokens`, `PromptContext`), the
 data model, the errors a component raises, and what commands use (`echo`,
 `open_memory`, `BUNDLED`: the bundles that ship with labile). The other
 kernel modules are the kernel's own business.
@@ -38,6 +39,13 @@ from labile._commands import (
     open_memory,
 )
 from labile._config import structure_options
+from labile._context import (
+    PromptContext,
+    TokenCounter,
+    estimate_tokens,
+    evidence_line,
+    render_context,
+)
 from labile._convert import (
     ComponentSpec,
     component_field,
@@ -115,11 +123,13 @@ __all__ = [
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
     "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
-    "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
+    "Predicate", "PromptContext", "Query", "Reach", "Reconsolidator", "Register",
+    "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "build_registries", "collect",
-    "component_field", "cosine", "echo", "edge_id", "get_logger", "get_plugin_manager",
-    "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf",
-    "runtime_field", "runtime_only", "structure_options", "utcnow", "zscores",
+    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_memory_options",
+    "build_registries", "collect", "component_field", "cosine", "echo", "edge_id",
+    "estimate_tokens", "evidence_line", "get_logger", "get_plugin_manager", "holds_store",
+    "hookimpl", "nested_kind", "open_memory", "render_context", "rrf", "runtime_field",
+    "runtime_only", "structure_options", "utcnow", "zscores",
 ]

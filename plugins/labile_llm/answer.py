@@ -4,7 +4,8 @@
 runs:
 
 1. ``memory.search(question, namespace=…, k=…, as_of=…)``;
-2. `build_context` turns the hits into numbered, dated evidence lines that fit
+2. the result's public ``context`` (`labile.RetrievalResult.context`, style
+   ``"lines"``) turns the hits into numbered, dated evidence lines that fit
    ``budget_tokens``, counted by the answering model's own ``count_tokens``
    when it has one (`token_counter_of`): the most relevant hits are chosen
    first, then shown newest first (so the latest state of a changing fact
@@ -22,7 +23,6 @@ only together with the version, since benchmark numbers depend on it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -31,13 +31,13 @@ from labile.plugin import (
     Answer,
     Deps,
     Hit,
-    InputError,
     LLMClient,
     NoConfig,
-    Node,
     OperationReport,
     RetrievalResult,
+    evidence_line,
     get_logger,
+    render_context,
 )
 from labile_llm.tokens import estimate_tokens
 from labile_llm.usage import usage_delta, usage_meters
@@ -86,7 +86,6 @@ ANSWER_SCHEMA: Final[dict[str, Any]] = {
 }
 
 TokenCounter = Callable[[str], int]
-_SPACES = re.compile(r"\s+")
 
 
 # -- context ------------------------------------------------------------------
@@ -96,33 +95,9 @@ def _stamp(ts: datetime) -> str:
     return f"{ts.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def _when(node: Node) -> str:
-    if node.time_start is None:
-        return "undated"
-    if node.time_end is not None and node.time_end != node.time_start:
-        return f"{_stamp(node.time_start)} to {_stamp(node.time_end)}"
-    return _stamp(node.time_start)
-
-
-def format_evidence(index: int, node: Node, body: str | None = None) -> str:
-    """One context line: ``[index] (YYYY-MM-DD HH:MM UTC) text`` (whitespace collapsed)."""
-    text = body if body is not None else (node.content or node.description)
-    return f"[{index}] ({_when(node)}) {_SPACES.sub(' ', text).strip()}"
-
-
-def _truncate(index: int, node: Node, budget: int, count: TokenCounter) -> str | None:
-    """The longest prefix of the node's text (plus "…") whose line fits ``budget``."""
-    text = _SPACES.sub(" ", node.content or node.description).strip()
-    if count(format_evidence(index, node, "…")) > budget:
-        return None
-    lo, hi = 0, len(text)
-    while lo < hi:  # largest n with count(line(text[:n] + "…")) <= budget
-        mid = (lo + hi + 1) // 2
-        if count(format_evidence(index, node, text[:mid] + "…")) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo] + "…"
+#: One context line, ``[index] (YYYY-MM-DD HH:MM UTC) text``: the public
+#: ``"lines"`` style of `labile.RetrievalResult.context`.
+format_evidence = evidence_line
 
 
 def build_context(
@@ -130,60 +105,16 @@ def build_context(
 ) -> tuple[str, list[str]]:
     """Numbered, dated evidence lines from ``hits`` within ``budget_tokens``.
 
-    Selection is by relevance: hits are taken in rank order and any that no
-    longer fits is skipped (a later, shorter one may still fit); duplicates
-    of a node are skipped. The chosen lines are then ordered newest first
-    (undated ones last), ties keeping rank order, and numbered from 1. If even
-    the best hit alone does not fit, its text is cut to fit (ending in "…").
-    The whole text, counted with ``count_tokens``, never exceeds the budget.
-
-    Args:
-        hits: Retrieval hits, best first.
-        budget_tokens: The most tokens the context may take (>= 1).
-        count_tokens: The tokenizer used to measure.
-
-    Returns:
-        ``(text, ids)``: the lines joined by newlines, and the node id of
-        each line in order (line ``[i]`` is ``ids[i - 1]``).
+    The public builder (`labile.RetrievalResult.context`, style ``"lines"``)
+    as ``(text, ids)``: line ``[i]`` is ``ids[i - 1]``. Hits are chosen by
+    relevance, shown newest first; see `labile._context` for the rules.
 
     Raises:
         InputError: ``budget_tokens`` < 1.
     """
-    if budget_tokens < 1:
-        raise InputError(f"budget_tokens must be >= 1, got {budget_tokens}")
-    nodes: list[Node] = []
-    seen: set[str] = set()
-    for hit in hits:
-        if hit.node.id not in seen:
-            seen.add(hit.node.id)
-            nodes.append(hit.node)
-    label = max(len(nodes), 1)  # measure with the widest label
-    chosen: list[tuple[int, Node, str | None]] = []  # (rank, node, cut text or None)
-    used = 0
-    for rank, node in enumerate(nodes):
-        cost = count_tokens(format_evidence(label, node)) + 1
-        if used + cost <= budget_tokens:
-            chosen.append((rank, node, None))
-            used += cost
-    if not chosen and nodes:
-        body = _truncate(label, nodes[0], budget_tokens, count_tokens)
-        if body is not None:
-            chosen.append((0, nodes[0], body))
-
-    def order(item: tuple[int, Node, str | None]) -> tuple[int, float, int]:
-        rank, node, _ = item
-        if node.time_start is None:
-            return (1, 0.0, rank)
-        return (0, -node.time_start.timestamp(), rank)
-
-    while True:
-        ordered = sorted(chosen, key=order)
-        lines = [format_evidence(i, node, body) for i, (_, node, body) in
-                 enumerate(ordered, start=1)]
-        text = "\n".join(lines)
-        if count_tokens(text) <= budget_tokens or not chosen:
-            return text, [node.id for _, node, _ in ordered]
-        chosen.pop()  # drop the least relevant line and measure again
+    context = render_context(hits, budget_tokens=budget_tokens, style="lines",
+                             count_tokens=count_tokens)
+    return context.text, list(context.ids)
 
 
 def token_counter_of(model: object) -> TokenCounter:
@@ -263,8 +194,9 @@ def answer_question(
     before = [m.snapshot() for m in meters]
     if result is None:
         result = memory.search(question, namespace=namespace, k=k, as_of=as_of)
-    context, ids = build_context(result.hits, budget_tokens=budget_tokens,
-                                 count_tokens=count_tokens or token_counter_of(model))
+    evidence = result.context(budget_tokens=budget_tokens, style="lines",
+                              count_tokens=count_tokens or token_counter_of(model))
+    context, ids = evidence.text, evidence.ids
     prompt = render_answer_prompt(question, context, as_of=result.query.as_of)
     reply = model.complete_json(prompt, ANSWER_SCHEMA, operation="answer", system=ANSWER_SYSTEM)
     text = str(reply["answer"]).strip()
@@ -284,7 +216,7 @@ def answer_question(
         reports = memory.feedback(result, answer=text, cited=cited)
     usage = usage_delta(before, [m.snapshot() for m in meters])
     return Answer(text=text, cited=tuple(cited), result=result, usage=usage, context=context,
-                  context_ids=tuple(ids), feedback=tuple(reports),
+                  context_ids=ids, feedback=tuple(reports),
                   prompt_version=ANSWER_PROMPT_VERSION)
 
 

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from labile.plugin import MissingDependencyError, get_logger
+# The estimate lives in the kernel: `labile.RetrievalResult.context` measures with it too.
+from labile.plugin import MissingDependencyError, estimate_tokens, get_logger
 
 __all__ = [
     "TokenCounter",
@@ -37,13 +38,6 @@ log = get_logger(__name__)
 TokenCounter = Callable[[str], int]
 
 
-def estimate_tokens(text: str) -> int:
-    """An offline token estimate (about 4 characters per token, words at least).
-
-    What usage figures and context budgets fall back to when no tokenizer of
-    the model is at hand.
-    """
-    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 
 #: litellm bundles tiktoken files named as tiktoken caches them (SHA-1 of the URL).
 _CL100K_FILE: Final = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"

@@ -303,9 +303,9 @@ def test_every_package_ships_py_typed() -> None:
     assert not missing, f"packages without py.typed: {missing}"
 
 
-#: Where a name shared by the application and plugin surfaces may be defined: the records
-#: and the errors are the vocabulary both audiences speak.
-SHARED_VOCABULARY_MODULES = ("labile._model", "labile._errors")
+#: Where a name shared by the application and plugin surfaces may be defined: the records,
+#: the errors and the prompt context are the vocabulary both audiences speak.
+SHARED_VOCABULARY_MODULES = ("labile._model", "labile._errors", "labile._context")
 
 
 def test_each_audience_has_one_import_surface() -> None:
@@ -329,14 +329,27 @@ def test_each_audience_has_one_import_surface() -> None:
     assert {"hookimpl", "Register", "Deps", "get_plugin_manager"} <= plugin - app
 
 
+def _plugin_package_roots() -> list[Path]:
+    """The folders of the packages that are plugins (the ``labile`` entry-point group), the
+    sample plugin and the hook examples; adapters such as ``labile_langgraph`` are
+    applications of `labile.Memory`, not plugins."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    packages = set(project["project"]["entry-points"]["labile"].values())
+    roots = [ROOT / top / name for top in ("plugins", "contrib") for name in sorted(packages)
+             if (ROOT / top / name).is_dir()]
+    return [*roots, ROOT / "docs" / "examples", ROOT / "docs" / "plugins"]
+
+
 def test_plugins_import_plugin_names_from_labile_plugin() -> None:
     """Bundles, contrib plugins and the sample plugin take from `labile` only application
     names (`Memory`, config helpers): whatever `labile.plugin` exports, they import from it."""
     import labile.plugin
 
     plugin_names = set(labile.plugin.__all__)
-    roots = [ROOT / "plugins", ROOT / "contrib", ROOT / "docs" / "examples",
-             ROOT / "docs" / "plugins"]
+    roots = _plugin_package_roots()
+    assert len(roots) >= 12
     offenders = [
         f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name}"
         for root in roots
