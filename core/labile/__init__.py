@@ -32,6 +32,7 @@ from labile._errors import (
     StoreError,
     UnknownComponentError,
 )
+from labile._hits import HIT_SCHEMA, hit_to_dict, result_to_dict, search_payload, source_ids
 from labile._hookspecs import hookimpl
 from labile._logconfig import configure_library
 from labile._memory import Memory, build_registries
@@ -58,14 +59,15 @@ from labile._protocols import Deps
 from labile._registry import NoConfig, collect
 
 __all__ = [
-    "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps", "DuplicateComponentError",
-    "Edge", "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
-    "Memory",
+    "HIT_SCHEMA", "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps",
+    "DuplicateComponentError", "Edge", "Feedback", "Hit", "InputError", "LLMError",
+    "LLMOutputError", "LabileError", "Layer", "Memory",
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
-    "build_registries", "collect", "get_plugin_manager", "hookimpl", "merge_tables",
-    "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "build_registries", "collect", "get_plugin_manager", "hit_to_dict", "hookimpl",
+    "merge_tables", "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "result_to_dict", "search_payload", "source_ids",
 ]
 
 configure_library()  # quiet: events go to stdlib logging under "labile", unhandled
