@@ -109,6 +109,13 @@ class ServerContext:
         except InputError as exc:
             raise ApiError(403 if requested else 400, str(exc), "namespace") from None
 
+    def check_text(self, text: str, field: str) -> None:
+        """Refuse a text over the policy's ``max_text_chars`` with 413, naming ``field``."""
+        try:
+            self.policy.check_text(text, field)
+        except InputError as exc:
+            raise ApiError(413, str(exc), field) from None
+
     async def in_thread(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a blocking store read off the event loop."""
         return await asyncio.to_thread(fn, *args, **kwargs)

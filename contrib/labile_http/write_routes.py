@@ -107,12 +107,12 @@ async def add(request: Request) -> Response:
     if given[0] == "file":
         batch = await ctx.in_thread(_file, body)
         for obs in batch:
-            ctx.policy.check_text(obs.text, f"turn {obs.id!r}")
+            ctx.check_text(obs.text, "file")
     else:
         if given[0] == "text":
             note = body_field(body, "text", str)
             items = [{"content": note}]
-            ctx.policy.check_text(note, "text")
+            ctx.check_text(note, "text")
         else:
             items = _messages(body, ctx.policy.max_text_chars)
         batch = messages_to_observations(items, now=datetime.now(UTC))
