@@ -163,7 +163,7 @@ function layout(nodes, edges, width, height) {
   });
   const index = new Map(nodes.map((n, i) => [n.id, i]));
   const links = edges.map((e) => [index.get(e.src), index.get(e.dst)]);
-  const ideal = Math.max(40, Math.sqrt((width * height) / Math.max(1, nodes.length)) * 0.8);
+  const ideal = Math.min(140, Math.max(40, Math.sqrt((width * height) / Math.max(1, nodes.length)) * 0.8));
   for (let step = 0, t = ideal; step < 250; step++, t *= 0.985) {
     for (const p of pos) { p.dx = 0; p.dy = 0; }
     for (let i = 0; i < pos.length; i++) {
@@ -185,7 +185,21 @@ function layout(nodes, edges, width, height) {
       p.x += (p.dx / d) * move; p.y += (p.dy / d) * move;
     }
   }
-  return pos;
+  return fit(pos, width, height);
+}
+
+// Scale and move the laid-out points into the drawing, leaving room for labels.
+function fit(pos, width, height) {
+  if (!pos.length) return pos;
+  const xs = pos.map((p) => p.x), ys = pos.map((p) => p.y);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+  const margin = 40, right = 220;
+  const sx = (width - margin - right) / Math.max(1, x1 - x0);
+  const sy = (height - 2 * margin) / Math.max(1, y1 - y0);
+  const s = Math.min(sx, sy, 1.5);
+  const ox = margin + ((width - margin - right) - s * (x1 - x0)) / 2;
+  const oy = margin + ((height - 2 * margin) - s * (y1 - y0)) / 2;
+  return pos.map((p) => ({ x: ox + (p.x - x0) * s, y: oy + (p.y - y0) * s }));
 }
 
 function svg(tag, props, ...children) {
@@ -225,8 +239,8 @@ function drawGraph(graph, title) {
       (n.hit_rank ? `#${n.hit_rank} ` : "") + n.label.slice(0, 40)) : null;
     return [circle, label];
   }).flat().filter(Boolean);
-  const defs = svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 16, refY: 5,
-    markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" },
+  const defs = svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 20, refY: 5,
+    markerUnits: "userSpaceOnUse", markerWidth: 9, markerHeight: 9, orient: "auto-start-reverse" },
     svg("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#98a2b3" })));
   box.setAttribute("viewBox", `0 0 ${width} ${height}`);
   box.replaceChildren(defs, ...edges, ...nodes);
