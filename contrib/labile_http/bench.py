@@ -112,7 +112,7 @@ async def _in_process(amem: AsyncMemory, s: HttpBenchSettings,
                       questions: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n in s.clients:
-        def search(c: int, i: int) -> Awaitable[object]:
+        def search(c: int, i: int, n: int = n) -> Awaitable[object]:
             return amem.search(questions[(c + i * n) % len(questions)], namespace=NAMESPACE,
                                k=s.k)
 
