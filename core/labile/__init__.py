@@ -32,7 +32,14 @@ from labile._errors import (
     StoreError,
     UnknownComponentError,
 )
-from labile._hits import HIT_SCHEMA, hit_to_dict, result_to_dict, search_payload, source_ids
+from labile._hits import (
+    HIT_SCHEMA,
+    hit_to_dict,
+    node_validity,
+    result_to_dict,
+    search_payload,
+    source_ids,
+)
 from labile._hookspecs import hookimpl
 from labile._logconfig import configure_library
 from labile._memory import Memory, build_registries
@@ -66,7 +73,7 @@ __all__ = [
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
     "build_registries", "collect", "get_plugin_manager", "hit_to_dict", "hookimpl",
-    "merge_tables", "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "merge_tables", "node_validity", "plugins_disabled", "preset_table", "read_toml", "resolve",
     "result_to_dict", "search_payload", "source_ids",
 ]
 

@@ -31,10 +31,10 @@ __all__ = [
     "HIT_SCHEMA",
     "edge_predicate",
     "hit_to_dict",
+    "node_validity",
     "result_to_dict",
     "search_payload",
     "source_ids",
-    "validity",
 ]
 
 #: The name and version of the schema, carried by every search payload.
@@ -49,7 +49,7 @@ def source_ids(result: RetrievalResult) -> list[str]:
     return sorted({s for h in result.hits for s in h.node.sources})
 
 
-def validity(node: Node) -> dict[str, Any]:
+def node_validity(node: Node) -> dict[str, Any]:
     """``current``, ``valid_to`` and ``superseded_by`` of ``node`` (see the module docstring)."""
     valid_to = node.attrs.get("valid_to")
     replaced = node.attrs.get("superseded_by") or []
@@ -135,7 +135,7 @@ def hit_to_dict(rank: int, hit: Hit, observations: Mapping[str, Observation], *,
         "sources": [_source(o, text_chars) for o in found],
         "missing_sources": [s for s in node.sources if s not in observations],
         "reached": _reached(hit.via, node.id),
-        "validity": validity(node),
+        "validity": node_validity(node),
     }
 
 

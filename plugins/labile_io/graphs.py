@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import attrs
 
-from labile._hits import validity
+from labile import node_validity
 from labile.plugin import Edge, Node, Store
 
 __all__ = ["GRAPH_FORMATS", "GraphView", "edge_dict", "neighbourhood", "node_dict",
@@ -37,7 +37,7 @@ def node_dict(node: Node) -> dict[str, Any]:
             "text": text, "content": node.content, "visible": node.visible,
             "time_start": node.time_start.isoformat() if node.time_start else None,
             "time_end": node.time_end.isoformat() if node.time_end else None,
-            "sources": list(node.sources), **validity(node),
+            "sources": list(node.sources), **node_validity(node),
             "origin": node.attrs.get("origin"),
             "lineage": _lineage(node)}
 

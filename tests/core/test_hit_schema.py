@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labile import HIT_SCHEMA, Hit, Node, Observation, Reach, hit_to_dict
-from labile._hits import edge_predicate, validity
+from labile._hits import edge_predicate, node_validity
 
 SAID = datetime(2024, 5, 2, 9, 30, tzinfo=UTC)
 ABOUT = datetime(2024, 4, 27, tzinfo=UTC)
@@ -41,11 +41,11 @@ def test_long_source_text_is_cut_and_says_so() -> None:
 
 
 def test_validity_reads_the_supersession_contract() -> None:
-    assert validity(Node(id="a", kind="k")) == {"current": True, "valid_to": None,
+    assert node_validity(Node(id="a", kind="k")) == {"current": True, "valid_to": None,
                                                 "superseded_by": []}
     old = Node(id="a", kind="k", attrs={"valid_to": "2024-06-01T00:00:00+00:00",
                                         "superseded_by": ["b"]})
-    assert validity(old) == {"current": False, "valid_to": "2024-06-01T00:00:00+00:00",
+    assert node_validity(old) == {"current": False, "valid_to": "2024-06-01T00:00:00+00:00",
                              "superseded_by": ["b"]}
 
 
