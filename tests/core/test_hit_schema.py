@@ -80,3 +80,16 @@ def test_relative_score_is_within_0_and_1_and_top_is_1(scores: list[float]) -> N
 
 def test_the_schema_is_named() -> None:
     assert HIT_SCHEMA == "labile.hit/1"
+
+
+def test_the_cli_lines_label_both_dates_and_a_superseded_memory() -> None:
+    from labile_io.render import hit_text
+
+    obs = Observation(id="o1", text="We moved to Lisbon", timestamp=SAID, speaker="Maya")
+    hit = _hit(time_start=ABOUT, attrs={"valid_to": "2024-09-01T00:00:00+00:00",
+                                        "superseded_by": ["n9"]})
+    lines = hit_to_dict(1, hit, {"o1": obs}, top_score=1.6)
+    text = "\n".join(hit_text(lines))
+    assert "said 2024-05-02" in text and "about 2024-04-27" in text
+    assert "[superseded 2024-09-01 by n9]" in text and "(50% of top)" in text
+    assert "↳ o1 Maya, 2024-05-02 09:30: We moved to Lisbon" in text

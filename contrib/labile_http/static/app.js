@@ -164,12 +164,16 @@ function layout(nodes, edges, width, height) {
   const index = new Map(nodes.map((n, i) => [n.id, i]));
   const links = edges.map((e) => [index.get(e.src), index.get(e.dst)]);
   const ideal = Math.min(140, Math.max(40, Math.sqrt((width * height) / Math.max(1, nodes.length)) * 0.8));
+  const cutoff = 9 * ideal * ideal;
   for (let step = 0, t = ideal; step < 250; step++, t *= 0.985) {
     for (const p of pos) { p.dx = 0; p.dy = 0; }
     for (let i = 0; i < pos.length; i++) {
       for (let j = i + 1; j < pos.length; j++) {
         let dx = pos[i].x - pos[j].x, dy = pos[i].y - pos[j].y;
-        const d2 = Math.max(dx * dx + dy * dy, 0.01), f = (ideal * ideal) / d2;
+        const d2 = Math.max(dx * dx + dy * dy, 0.01);
+        // No push beyond a few ideal lengths: unconnected parts stay near each other.
+        if (d2 > cutoff) continue;
+        const f = (ideal * ideal) / d2;
         dx *= f; dy *= f;
         pos[i].dx += dx; pos[i].dy += dy; pos[j].dx -= dx; pos[j].dy -= dy;
       }
@@ -180,7 +184,7 @@ function layout(nodes, edges, width, height) {
       pos[a].dx -= dx * f; pos[a].dy -= dy * f; pos[b].dx += dx * f; pos[b].dy += dy * f;
     }
     for (const p of pos) {
-      p.dx += (width / 2 - p.x) * 0.05; p.dy += (height / 2 - p.y) * 0.05;
+      p.dx += (width / 2 - p.x) * 0.2; p.dy += (height / 2 - p.y) * 0.2;
       const d = Math.sqrt(p.dx * p.dx + p.dy * p.dy) || 1, move = Math.min(d, t);
       p.x += (p.dx / d) * move; p.y += (p.dy / d) * move;
     }
