@@ -74,22 +74,24 @@ def run_serve_http(args: argparse.Namespace) -> int:
     check_bind(host, token, args.token_env)
     if args.max_request_bytes < 1:
         raise InputError(f"--max-request-bytes must be >= 1, got {args.max_request_bytes}")
+    if not (args.namespace or args.allow_namespaces or args.all_namespaces):
+        raise InputError("name what to serve: -n NS, --allow-namespaces NS..., or "
+                         "--all-namespaces (see `labile namespaces`)")
+    if not args.all_namespaces:
+        policy = policy_from(args)  # a bad name is refused before the store is opened
     level = cli_level(args)
     log_to_stderr(level)
     memory = open_memory(args, create=True)
-    try:
-        if args.all_namespaces:
-            args.allow_namespaces = list(memory.namespaces())
+    if args.all_namespaces:
+        args.allow_namespaces = list(memory.namespaces())
+        try:
             if not args.allow_namespaces:
-                raise InputError("--all-namespaces: the store holds no namespace yet; name one "
-                                 "with -n to start filling it")
-        elif not args.namespace and not args.allow_namespaces:
-            raise InputError("name what to serve: -n NS, --allow-namespaces NS..., or "
-                             "--all-namespaces (see `labile namespaces`)")
-        policy = policy_from(args)
-    except BaseException:
-        memory.close()
-        raise
+                raise InputError("--all-namespaces: the store holds no namespace yet; name "
+                                 "one with -n to start filling it")
+            policy = policy_from(args)
+        except BaseException:
+            memory.close()
+            raise
     amem = AsyncMemory(memory)
     app = build_app(amem, policy, token=token, max_request_bytes=args.max_request_bytes)
     sys.stderr.write(f"labile: serving {', '.join(policy.namespaces)} at http://{args.http}/ "

@@ -121,9 +121,10 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                     idempotent_hint=False, open_world_hint=False))
     server.add_tool(search_memory, description=(
-        "Search the memory. Returns up to k hits, best first: the remembered text, its "
-        "date, how it was reached, and the source turns (id, role, time, text) it came "
-        f"from. {ns_help}"), annotations=read_only)
+        "Search the memory. Returns up to k hits, best first: the remembered text, when "
+        "it was said and what time it is about, whether it is still current, how it was "
+        "reached, and the source turns (id, speaker, time, text) it came from. "
+        f"{ns_help}"), annotations=read_only)
     server.add_tool(memory_stats, description=(
         "How many observations, memory nodes and edges the namespace holds, and the "
         f"pipeline that built them. {ns_help}"),
