@@ -49,7 +49,8 @@ def archived(memory: Memory, namespace: str, *, limit: int) -> dict[str, Any]:
     """Up to ``limit`` invisible nodes (All-Mem's archived units, superseded records) with the
     edges that point at them: which derived or newer nodes replaced each."""
     store = memory.store
-    hidden = [n for n in store.iter_nodes(namespace) if not n.visible and n.content]
+    # Units stand for turns (sources); run records and other bookkeeping nodes do not.
+    hidden = [n for n in store.iter_nodes(namespace) if not n.visible and n.sources]
     shown = hidden[:limit]
     incoming: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in store.edges_of(namespace, [n.id for n in shown], direction="in"):

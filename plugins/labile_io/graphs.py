@@ -43,11 +43,9 @@ def node_dict(node: Node) -> dict[str, Any]:
 
 
 def _lineage(node: Node) -> list[str]:
-    for key in ("derived_from", "members", "parents"):
-        value = node.attrs.get(key)
-        if isinstance(value, list | tuple):
-            return [str(v) for v in value]
-    return []
+    """The units a derived All-Mem unit (split sibling, merged unit) was made from."""
+    value = node.attrs.get("derived_from")
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
 
 
 def edge_dict(edge: Edge) -> dict[str, Any]:

@@ -247,3 +247,23 @@ def test_any_query_is_answered_or_refused_in_one_json_line(client: TestClient, q
     else:
         assert 400 <= res.status_code < 500
         assert res.json()["field"] in ("q", "k") and "\n" not in res.json()["error"]
+
+
+def test_archived_units_show_what_replaced_them(client: TestClient, memory: Memory) -> None:
+    from labile import Edge, Node
+
+    old = Node(id="u-old", kind="allmem.unit", content="I plan to visit Lisbon",
+               visible=False, sources=("t1",))
+    new = Node(id="u-new", kind="allmem.unit", content="I visited Lisbon", sources=("t1",),
+               attrs={"derived_from": ["u-old"]})
+    with memory.write_lock, memory.store.batch("maya"):
+        memory.store.upsert_nodes("maya", [old, new])
+        memory.store.upsert_edges("maya", [Edge(id="u-new|allmem.lineage|u-old", src="u-new",
+                                                dst="u-old", predicate="allmem.lineage",
+                                                weight=1.0)])
+    data = client.get("/api/archived").json()
+    assert data["total"] == 1 and [u["id"] for u in data["units"]] == ["u-old"]
+    assert data["units"][0]["replaced_by"] == [{"from": "u-new", "predicate": "allmem.lineage",
+                                                "weight": 1.0}]
+    detail = client.get("/api/node", params={"id": "u-new"}).json()
+    assert detail["node"]["lineage"] == ["u-old"]
