@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from http_helpers import DEMO, lancedb_config, live_server
+from http_helpers import DEMO, IN_MEMORY, lancedb_config, live_server
 from webdriver import Browser, browser_missing, free_port
 
 from labile import Memory
@@ -102,4 +102,34 @@ def test_search_draw_open_and_forget_in_a_real_browser(browser: Browser, tmp_pat
         _wait(lambda: "forgotten" in b.script_text(), "the forget was not reported")
         _wait(lambda: "[t1]" not in b.execute(page), "the forgotten turn is still shown")
     assert memory.get("maya", ["t1"]) == []
+    memory.close()
+
+
+def test_a_200_node_neighbourhood_is_drawn_inside_the_picture(browser: Browser,
+                                                              tmp_path: Path) -> None:
+    from labile_io.graphs import neighbourhood
+    from labile_mcp.bench import corpus
+
+    memory = Memory.open(IN_MEMORY)  # the other test uses a store on disk; this one is big
+    memory.add(corpus(200)[0], namespace="maya")
+    hub = max(memory.store.iter_nodes("maya"),
+              key=lambda n: len(memory.store.edges_of("maya", [n.id], direction="both")))
+    expected = len(neighbourhood(memory.store, "maya", hub.id, hops=3, limit=200).nodes)
+    assert expected >= 150
+    with live_server(memory, ("maya",), free_port()) as url:
+        b = browser
+        b.get(url + "/")
+        b.wait_for("#ns-select option")
+        b.execute("api(`/api/node/neighbourhood?id=${encodeURIComponent(arguments[0])}"
+                  "&hops=3&limit=200`).then((g) => drawGraph(g, 'hub'))", hub.id)
+        assert len(b.wait_for("#graph circle", count=expected)) == expected
+        outside = b.execute(
+            "const box = document.querySelector('#graph').viewBox.baseVal;"
+            "return [...document.querySelectorAll('#graph circle')].filter(c => {"
+            " const x = +c.getAttribute('cx'), y = +c.getAttribute('cy');"
+            " return !(x >= 0 && x <= box.width && y >= 0 && y <= box.height); }).length")
+        assert outside == 0
+        # Past 60 nodes only the centre keeps its label; the others show theirs on hover.
+        assert len(b.find_all("#graph text.node-label")) == 1
+        _shot(b, "200-nodes", tmp_path)
     memory.close()

@@ -226,7 +226,8 @@ function drawGraph(graph, title) {
   const edges = graph.edges.map((e) => {
     const a = pos[index.get(e.src)], b = pos[index.get(e.dst)];
     const line = svg("line", { class: "edge", x1: a.x, y1: a.y, x2: b.x, y2: b.y,
-      "stroke-width": 0.5 + 3 * e.weight, "stroke-opacity": e.active ? 0.8 : 0.25,
+      "stroke-width": 0.5 + (few ? 3 : 1.2) * e.weight,
+      "stroke-opacity": e.active ? (few ? 0.8 : 0.45) : 0.2,
       "marker-end": "url(#arrow)", "data-id": e.id, onclick: guarded(() => showEdge(e.id)) },
       svg("title", {}, `${e.predicate} (weight ${e.weight.toFixed(2)})`));
     const label = few ? svg("text", { class: "edge-label", x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 },
