@@ -135,9 +135,8 @@ def body_field(body: Mapping[str, Any], name: str, kind: type | tuple[type, ...]
             raise ApiError(400, f"'{name}' is required" + (f": {allowed}" if allowed else ""),
                            name)
         return None
-    if isinstance(value, bool) and kind in (int, float):
-        value = "bool"  # a JSON true is not a number here
-    if not isinstance(value, kind):
+    # A JSON true is a Python bool, which is also an int: accept it only where a bool is asked.
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ApiError(400, f"'{name}' has the wrong type" + (f": {allowed}" if allowed else ""),
                        name)
     return value
