@@ -1,4 +1,7 @@
-"""Between tool arguments and labile records: chat messages in, hits out.
+"""Between tool arguments and labile records: chat messages in, observations out.
+
+Search hits leave in the kernel's one hit schema (`labile.result_to_dict`), the
+same as the CLI's ``search --json`` and the HTTP API.
 
 Pure functions over plain data, so they are tested without a server.
 """
@@ -10,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from labile.plugin import Hit, InputError, Observation
+from labile.plugin import InputError, Observation
 
 #: The prefix of ids derived for messages sent without one.
 DERIVED_ID_PREFIX = "mcp-"
@@ -72,22 +75,3 @@ def observation_to_dict(obs: Observation) -> dict[str, Any]:
     """An observation as the tools return it."""
     return {"id": obs.id, "text": obs.text, "role": obs.speaker, "session": obs.session,
             "time": obs.timestamp.isoformat()}
-
-
-def hit_to_dict(rank: int, hit: Hit, sources: Mapping[str, Observation]) -> dict[str, Any]:
-    """One search hit: the memory, its date, how it was reached, and its source turns."""
-    node, via = hit.node, hit.via
-    reached = f"{via.stage} by {via.atom}"
-    if via.hop:
-        reached += f", {via.hop} hop(s) from a seed"
-    return {
-        "rank": rank,
-        "id": node.id,
-        "kind": node.kind,
-        "text": node.description or node.content,
-        "score": round(hit.score, 6),
-        "date": node.time_start.isoformat() if node.time_start else None,
-        "reached": reached,
-        "path": list(via.path),
-        "sources": [observation_to_dict(sources[s]) for s in node.sources if s in sources],
-    }

@@ -18,9 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from labile import AsyncMemory
+from labile import AsyncMemory, result_to_dict, source_ids
 from labile.plugin import Observation
-from labile_mcp.convert import hit_to_dict, messages_to_observations, parse_time
+from labile_mcp.convert import messages_to_observations, parse_time
 from labile_mcp.lifecycle import add_lifecycle_tools
 from labile_mcp.policy import ServePolicy
 from labile_mcp.toolkit import Namespace, tool_errors
@@ -100,11 +100,9 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
             raise ToolError(f"k={k} is above this server's limit of {policy.max_k}")
         when = parse_time(as_of, "as_of") if as_of else None
         result = await memory.search(query, namespace=ns, k=k, as_of=when)
-        wanted = sorted({s for h in result.hits for s in h.node.sources})
-        sources = await _observations(memory, ns, wanted)
+        sources = await _observations(memory, ns, source_ids(result))
         log.info("mcp_search namespace=%s k=%d hits=%d", ns, k, len(result.hits))
-        return {"namespace": ns, "hits": [hit_to_dict(i, h, sources)
-                                          for i, h in enumerate(result.hits, 1)]}
+        return result_to_dict(result, sources)  # the labile.hit/1 schema
 
     @tool_errors
     async def memory_stats(namespace: Namespace = None) -> dict[str, Any]:
@@ -124,9 +122,10 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                     idempotent_hint=False, open_world_hint=False))
     server.add_tool(search_memory, description=(
-        "Search the memory. Returns up to k hits, best first: the remembered text, its "
-        "date, how it was reached, and the source turns (id, role, time, text) it came "
-        f"from. {ns_help}"), annotations=read_only)
+        "Search the memory. Returns up to k hits, best first: the remembered text, when "
+        "it was said and what time it is about, whether it is still current, how it was "
+        "reached, and the source turns (id, speaker, time, text) it came from. "
+        f"{ns_help}"), annotations=read_only)
     server.add_tool(memory_stats, description=(
         "How many observations, memory nodes and edges the namespace holds, and the "
         f"pipeline that built them. {ns_help}"),

@@ -35,6 +35,14 @@ from labile._errors import (
     StoreError,
     UnknownComponentError,
 )
+from labile._hits import (
+    HIT_SCHEMA,
+    hit_to_dict,
+    node_validity,
+    result_to_dict,
+    search_payload,
+    source_ids,
+)
 from labile._logconfig import quiet_by_default
 from labile._memory import Memory
 from labile._model import (
@@ -60,13 +68,14 @@ from labile._model import (
 SearchResult = RetrievalResult
 
 __all__ = [
-    "AddReport", "Answer", "AsyncMemory", "ConfigError", "DuplicateComponentError", "Edge",
-    "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
-    "Memory", "MissingDependencyError", "Node", "NodeFilter", "NodeKind", "Observation",
-    "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate",
-    "PromptContext", "Query", "Reach", "RetrievalResult", "SchemaError", "SearchResult",
-    "StoreError", "UnknownComponentError", "estimate_tokens", "merge_tables",
-    "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "HIT_SCHEMA", "AddReport", "Answer", "AsyncMemory", "ConfigError",
+    "DuplicateComponentError", "Edge", "Feedback", "Hit", "InputError", "LLMError",
+    "LLMOutputError", "LabileError", "Layer", "Memory", "MissingDependencyError", "Node",
+    "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "PipelineConfig",
+    "PluginLoadError", "Predicate", "PromptContext", "Query", "Reach", "RetrievalResult",
+    "SchemaError", "SearchResult", "StoreError", "UnknownComponentError", "estimate_tokens",
+    "hit_to_dict", "merge_tables", "node_validity", "plugins_disabled", "preset_table",
+    "read_toml", "resolve", "result_to_dict", "search_payload", "source_ids",
 ]
 
 quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled

@@ -464,6 +464,16 @@ class Memory:
         self.consolidators: list[tuple[str, Consolidator]] = built.listed("consolidator")
 
     # -- introspection ------------------------------------------------------
+    def namespaces(self) -> dict[str, dict[str, int]]:
+        """Every namespace that holds data, sorted by name, with its counts
+        (``observations``, ``nodes``, ``edges``): how a mistyped name is found."""
+        self._check_open()
+        out: dict[str, dict[str, int]] = {}
+        for ns in sorted(self.store.namespaces()):
+            counts = self.store.stats(ns)
+            out[ns] = {k: int(counts.get(k) or 0) for k in ("observations", "nodes", "edges")}
+        return out
+
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """Store counts, observations pending repair (`repair`), and LLM usage per operation."""
         if namespace is not None:

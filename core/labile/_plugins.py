@@ -50,6 +50,7 @@ BUNDLED: Final[dict[str, str]] = {
     "io": "labile_io",
     "mcp": "labile_mcp",
     "unite": "labile_unite",
+    "http": "labile_http",
 }
 ESSENTIALS: Final = "labile._essentials"
 ENV_DISABLE: Final = "LABILE_DISABLE_PLUGINS"

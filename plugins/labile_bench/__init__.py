@@ -55,6 +55,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
              help="1, 2 and 4 worker processes on one store: local directory and object store")
     register("bench atc", run=c.run_atc, configure=c.atc_options,
              help="what offline ATC proposes and executes on LoCoMo conversations")
+    register("bench http", run=c.run_bench_http, configure=c.bench_http_options,
+             help="requests/s and p50/p95 of search and add over the HTTP API at 1, 8 and 32 "
+                  "clients, against in-process calls")
     register("bench serve", run=c.run_bench_serve, configure=c.bench_serve_options,
              help="requests/s and search latency of the MCP server over loopback HTTP, "
                   "against in-process Memory.search")

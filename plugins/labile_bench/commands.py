@@ -421,3 +421,40 @@ def run_bench_serve(args: argparse.Namespace) -> int:
     if args.json_out:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     return 0
+
+
+# -- labile bench http ----------------------------------------------------------------
+
+
+def bench_http_options(p: argparse.ArgumentParser) -> None:
+    """Clients, duration and corpus size of the HTTP benchmark."""
+    add_memory_options(p)
+    p.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32],
+                   help="concurrent clients of each phase (default: 1 8 32)")
+    p.add_argument("--seconds", type=float, default=3.0,
+                   help="how long each phase runs (default: 3)")
+    p.add_argument("--turns", type=int, default=200,
+                   help="synthetic turns stored before searching (default: 200)")
+    p.add_argument("-k", type=int, default=5, help="hits per search (default: 5)")
+    p.add_argument("--json", dest="json_out", help="also write the summary here")
+
+
+def run_bench_http(args: argparse.Namespace) -> int:
+    """Run `labile_bench.http_serve.run_bench` and print its summary as JSON."""
+    from labile_http.commands import require_serve
+    from labile_mcp.commands import cli_level, log_to_stderr
+
+    require_serve()
+    from labile_bench.http_serve import HttpBenchSettings, run_bench
+
+    if min(args.clients) < 1 or args.seconds <= 0 or args.turns < 1 or args.seconds > 60:
+        raise InputError("--clients and --turns must be >= 1 and --seconds in (0, 60]")
+    log_to_stderr(cli_level(args))
+    summary = run_bench(HttpBenchSettings(config=args.config, preset=args.preset,
+                                          clients=tuple(args.clients), seconds=args.seconds,
+                                          turns=args.turns, k=args.k))
+    text = json.dumps(summary, indent=2)
+    echo(text)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    return 0

@@ -37,7 +37,10 @@ def register_commands(register: Any) -> None:
              help="forget observations and everything derived from them")
     register("purge", run=run_purge, configure=purge_options, help="remove a whole namespace")
     register("export", run=run_export, configure=export_options,
-             help="write a namespace as versioned JSON lines")
+             help="write a namespace as versioned JSON lines, or its graph (GraphML, DOT, "
+                  "JSON Graph)")
+    register("namespaces", run=run_namespaces, configure=namespaces_options,
+             help="list the namespaces that hold data, with their counts")
     register("import", run=run_import, configure=import_options,
              help="load an export into an empty namespace")
 
@@ -78,7 +81,15 @@ def get_options(p: argparse.ArgumentParser) -> None:
     _namespace(p)
     p.add_argument("ids", nargs="+")
     p.add_argument("--nodes", action="store_true", help="the ids are node ids")
+    p.add_argument("--edges", action="store_true",
+                   help="with --nodes: also show each node's edges (in and out)")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def namespaces_options(p: argparse.ArgumentParser) -> None:
+    """``--json``."""
+    add_memory_options(p)
+    p.add_argument("--json", action="store_true", help="one JSON object")
 
 
 def _erase(p: argparse.ArgumentParser) -> None:
@@ -102,9 +113,15 @@ def purge_options(p: argparse.ArgumentParser) -> None:
 
 
 def export_options(p: argparse.ArgumentParser) -> None:
-    """``-n``, ``--output``."""
+    """``-n``, ``--output``, ``--format``."""
+    from labile_io.graphs import GRAPH_FORMATS
+
     _namespace(p)
     p.add_argument("--output", "-o", help="file to write (default: stdout)")
+    p.add_argument("--format", choices=("jsonl", *GRAPH_FORMATS), default="jsonl",
+                   help="jsonl: the versioned export that `labile import` reads (default); "
+                        "graphml, dot, json-graph: the graph with kinds, predicates, weights, "
+                        "validity and sources as attributes")
 
 
 def import_options(p: argparse.ArgumentParser) -> None:
@@ -236,16 +253,48 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_get(args: argparse.Namespace) -> int:
     """Print the records found; exit 1 if any id is unknown."""
+    if args.edges and not args.nodes:
+        raise InputError("--edges shows the edges of nodes: pass --nodes too")
+    edges: list[dict[str, Any]] = []
     with open_memory(args) as memory:
         if args.nodes:
             rows = [_node_row(n) for n in memory.get_nodes(args.namespace, args.ids)]
+            if args.edges and rows:
+                from labile_io.graphs import edge_dict
+
+                edges = [edge_dict(e) for e in memory.store.edges_of(
+                    args.namespace, [r["id"] for r in rows], direction="both")]
         else:
             rows = [_observation_row(o) for o in memory.get(args.namespace, args.ids)]
     _show(rows, args.json)
+    _show_edges(edges, args.json)
     missing = sorted(set(args.ids) - {r["id"] for r in rows})
     if missing:
         sys.stderr.write(f"not found in {args.namespace!r}: {', '.join(missing)}\n")
         return 1
+    return 0
+
+
+def _show_edges(edges: Sequence[dict[str, Any]], as_json: bool) -> None:
+    for e in edges:
+        if as_json:
+            echo(json.dumps({"type": "edge", **e}, ensure_ascii=False, default=str))
+        else:
+            edits = f", {len(e['history'])} edit(s)" if e["history"] else ""
+            echo(f"edge  {e['src']} -[{e['predicate']} {e['weight']:.2f}]-> {e['dst']}  "
+                 f"({e['origin']}{edits}{'' if e['active'] else ', inactive'})")
+
+
+def run_namespaces(args: argparse.Namespace) -> int:
+    """Print every namespace that holds data with its counts."""
+    with open_memory(args) as memory:
+        spaces = memory.namespaces()
+    if args.json:
+        echo(json.dumps(spaces))
+    elif not spaces:
+        echo("(no namespace holds data)")
+    for name, counts in ([] if args.json else spaces.items()):
+        echo(f"{name}  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0
 
 
@@ -275,11 +324,18 @@ def run_purge(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """Write the namespace as JSON lines to ``--output`` or stdout."""
+    """Write the namespace as JSON lines (or a graph format) to ``--output`` or stdout."""
     from labile_io.transfer import export_records
 
     with open_memory(args) as memory:
-        if args.output:
+        if args.format != "jsonl":
+            text = _graph_text(memory, args.namespace, args.format)
+            if args.output:
+                Path(args.output).write_text(text, encoding="utf-8")
+                sys.stderr.write(f"wrote the {args.format} graph to {args.output}\n")
+            else:
+                echo(text.rstrip("\n"))
+        elif args.output:
             lines = 0
             with open(args.output, "w", encoding="utf-8") as fh:
                 for record in export_records(memory, args.namespace):
@@ -290,6 +346,15 @@ def run_export(args: argparse.Namespace) -> int:
             for record in export_records(memory, args.namespace):
                 echo(json.dumps(record, ensure_ascii=False))
     return 0
+
+
+def _graph_text(memory: Any, namespace: str, fmt: str) -> str:
+    from labile_io.graphs import whole
+
+    view = whole(memory.store, namespace)
+    if fmt == "json-graph":
+        return json.dumps(view.to_json_graph(namespace), ensure_ascii=False, indent=1)
+    return view.write(fmt)
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -62,7 +62,9 @@ def _opts_search(p: argparse.ArgumentParser) -> None:
     _opts_namespace(p)
     p.add_argument("-k", type=int, default=5)
     p.add_argument("--json", action="store_true",
-                   help="one JSON object: the hits with their sources, times and scores")
+                   help="one JSON object in the labile.hit/1 schema (docs/http-api.md): the "
+                        "hits with their sources, labelled dates, validity and how each "
+                        "was reached")
     p.add_argument("query")
 
 
@@ -99,21 +101,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    from labile import search_payload
+    from labile_io.render import hit_text
+
     with open_memory(args) as memory:
         result = memory.search(args.query, namespace=args.namespace, k=args.k)
+        payload = search_payload(memory, result)
     if args.json:
-        echo(json.dumps({"query": args.query, "namespace": args.namespace, "hits": [
-            {"id": h.node.id, "kind": h.node.kind, "score": h.score,
-             "time": h.node.time_start.isoformat() if h.node.time_start else None,
-             "text": h.node.description or h.node.content, "sources": list(h.node.sources),
-             "via": h.via.atom} for h in result.hits], "ms": result.total_ms},
-            ensure_ascii=False))
+        echo(json.dumps(payload, ensure_ascii=False))
         return 0
-    for rank, hit in enumerate(result.hits, 1):
-        node = hit.node
-        when = node.time_start.date().isoformat() if node.time_start else "-"
-        echo(f"{rank:>2}. {hit.score:.3f} [{node.kind} {when}] {node.description or node.content}")
-        echo(f"      sources: {', '.join(node.sources)}  via: {hit.via.atom}")
+    for hit in payload["hits"]:
+        echo("\n".join(hit_text(hit)))
     scores = [hit.score for hit in result.hits]
     if any(later > earlier for earlier, later in itertools.pairwise(scores)):
         # Some filters rank by more than the score (REALM's aggregation puts

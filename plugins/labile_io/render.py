@@ -136,3 +136,48 @@ def _type_name(t: Any) -> str:
     if isinstance(t, types.UnionType | typing._UnionGenericAlias):  # type: ignore[attr-defined]
         return " | ".join(_type_name(a) for a in get_args(t))
     return str(t).replace("typing.", "")
+
+
+# -- search hits ------------------------------------------------------------------------
+
+
+def _day(iso: str | None) -> str:
+    return iso[:10] if iso else "?"
+
+
+def _span(about: Mapping[str, Any] | None) -> str | None:
+    if not about:
+        return None
+    start, end = _day(about.get("start")), about.get("end")
+    return start if not end or _day(end) == start else f"{start} – {_day(end)}"
+
+
+def hit_text(hit: Mapping[str, Any]) -> list[str]:
+    """The lines ``labile search`` prints for one ``labile.hit/1`` hit: the text with
+    labelled dates, whether it is still current, why it was found, and its source turns."""
+    said = hit["dates"]["said"]
+    dates = []
+    if said:
+        first, last = _day(said[0]), _day(said[-1])
+        dates.append(f"said {first}" + (f" – {last}" if last != first else ""))
+    about = _span(hit["dates"]["about"])
+    if about:
+        dates.append(f"about {about}")
+    validity = hit["validity"]
+    state = "" if validity["current"] else (
+        f"  [superseded {_day(validity['valid_to'])}"
+        + (f" by {', '.join(validity['superseded_by'])}" if validity["superseded_by"] else "")
+        + "]")
+    rel = hit["relative_score"]
+    score = f"{hit['score']:.3f}" + (f" ({rel:.0%} of top)" if rel is not None else "")
+    lines = [f"{hit['rank']:>2}. {hit['text']}{state}",
+             f"      {hit['kind']} {hit['id']} · score {score}"
+             + (f" · {' · '.join(dates)}" if dates else ""),
+             f"      why: {hit['reached']['why']}"]
+    for src in hit["sources"]:
+        who = src["speaker"] or src["role"] or "?"
+        text = src["text"] if len(src["text"]) <= 90 else src["text"][:89] + "…"
+        lines.append(f"      ↳ {src['id']} {who}, {src['time'][:16].replace('T', ' ')}: {text}")
+    if hit["missing_sources"]:
+        lines.append(f"      ↳ not stored any more: {', '.join(hit['missing_sources'])}")
+    return lines

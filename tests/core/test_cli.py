@@ -82,7 +82,7 @@ def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "added 0, already stored 2" in out
     code, out, _ = run(capsys, "search", "-c", str(cfg), "--path", store, "-n", "u", "-k", "1",
                        "violin")
-    assert code == 0 and "violin" in out and "sources: a1" in out
+    assert code == 0 and "violin" in out and "↳ a1" in out
 
 
 def test_search_says_when_scores_do_not_follow_rank(
@@ -202,7 +202,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("plugins", "components", "check", "add", "search", "consolidate", "stats",
                  "demo"):
         assert f"    {name} " in out
-    assert "bench               benchmarks (atc, compare, crash, graph, locomo," in out
+    assert "bench               benchmarks (atc, compare, crash, graph, http, locomo," in out
     assert "inspect             diagnostics of a bundle's memory (allmem)" in out
     commands = collect_commands(get_plugin_manager(), builtin=register_kernel_commands)
     runnable = [c for c in commands if c.run is not None]

@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile import Hit, InputError, Node, Observation, Reach
+from labile import Hit, InputError, Node, Observation, Reach, hit_to_dict
 from labile_mcp.convert import (
     derive_id,
-    hit_to_dict,
     messages_to_observations,
     parse_time,
 )
@@ -63,10 +62,13 @@ def test_a_hit_carries_its_date_reach_and_sources() -> None:
                                               hop=2, path=("n0", "n1")))
     o1 = Observation(id="o1", text="I adopted Pixel", timestamp=NOW, speaker="Maya")
     out = hit_to_dict(1, hit, {"o1": o1})
-    assert out["text"] == "Maya adopted Pixel" and out["date"] == NOW.isoformat()
-    assert out["reached"] == "expand by realm.subgraph_beam, 2 hop(s) from a seed"
-    assert out["path"] == ["n0", "n1"]
-    assert [s["id"] for s in out["sources"]] == ["o1"]  # o2 was not fetched: left out
+    assert out["text"] == "Maya adopted Pixel"
+    assert out["dates"] == {"said": [NOW.isoformat()], "about": {"start": NOW.isoformat(),
+                                                                  "end": None}}
+    assert out["reached"]["stage"] == "expand" and out["reached"]["hop"] == 2
+    assert out["reached"]["path"] == ["n0", "n1"] and out["reached"]["seed"] == "n0"
+    assert [s["id"] for s in out["sources"]] == ["o1"]  # o2 was not fetched: listed apart
+    assert out["missing_sources"] == ["o2"]
 
 
 def test_policy_rejects_bad_namespaces_and_limits() -> None:

@@ -66,7 +66,7 @@ def test_stdio_session_add_search_forget_stats_and_stdout_holds_only_the_protoco
     hits = out["search"].structured_content["hits"]
     assert hits[0]["sources"][0]["id"] == "t1"
     assert hits[0]["sources"][0]["text"] == TURNS[0]["content"]
-    assert hits[0]["date"].startswith("2024-05-02")
+    assert hits[0]["dates"]["said"][0].startswith("2024-05-02")
     assert out["forget"].structured_content["removed"]["observations"] == 1
     after = [s["id"] for h in out["after"].structured_content["hits"] for s in h["sources"]]
     assert "t1" not in after and after  # forgotten; the rest still found

@@ -66,9 +66,11 @@ def test_add_search_and_stats_round_trip_with_sources_and_dates() -> None:
         hits = found.structured_content["hits"]
         assert [h["rank"] for h in hits] == [1, 2]
         top = hits[0]
-        assert top["date"].startswith("2024-04-20") and top["reached"].startswith("seed by")
+        assert found.structured_content["schema"] == "labile.hit/1"
+        assert top["dates"]["said"][0].startswith("2024-04-20")
+        assert top["reached"]["stage"] == "seed"
         assert top["sources"] and top["sources"][0]["id"] in added["added"]
-        assert {s["role"] for h in hits for s in h["sources"]} <= {"Maya", "assistant"}
+        assert {s["speaker"] for h in hits for s in h["sources"]} <= {"Maya", "assistant"}
         assert stats["store"]["observations"] == 3
 
     run(main())
