@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from labile import AsyncMemory, InputError, MissingDependencyError
-from labile.plugin import add_memory_options, open_memory
+from labile.plugin import DEFAULT_K, add_memory_options, open_memory
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -55,7 +55,8 @@ def serve_mcp_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-request-bytes", type=int, default=DEFAULT_MAX_REQUEST_BYTES,
                    help="largest HTTP request body (default: 1 MiB); larger gets 413")
     p.add_argument("--max-text-chars", type=int, default=20_000,
-                   help="longest message or query accepted (default: 20000)")
+                   help="longest text accepted in any argument: a message's content, role, "
+                        "id or session, a query, an id (default: 20000)")
     p.add_argument("--max-messages", type=int, default=500,
                    help="most messages in one add call (default: 500)")
 
@@ -138,13 +139,13 @@ async def _until_done(serving: Awaitable[None], memory: AsyncMemory) -> None:
 
 def bench_serve_options(p: argparse.ArgumentParser) -> None:
     """Clients, duration and corpus size of the serve benchmark."""
-    add_memory_options(p)
+    add_memory_options(p, env=False)  # it writes synthetic turns: never the user's store
     p.add_argument("--clients", type=int, default=4, help="concurrent MCP clients (default: 4)")
     p.add_argument("--seconds", type=float, default=5.0,
                    help="how long each phase runs (default: 5)")
     p.add_argument("--turns", type=int, default=300,
                    help="synthetic conversation turns to store first (default: 300)")
-    p.add_argument("-k", type=int, default=5, help="hits per search (default: 5)")
+    p.add_argument("-k", type=int, default=DEFAULT_K, help="hits per search")
     p.add_argument("--json", dest="json_out", help="also write the summary here")
 
 

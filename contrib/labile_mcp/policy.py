@@ -37,7 +37,8 @@ class ServePolicy:
         namespaces: The namespaces served; the first is the default when it is
             the only one. Every tool call is checked against this list.
         allow_purge: Whether the purge tool exists at all.
-        max_text_chars: Longest message text (or query) accepted.
+        max_text_chars: Longest text accepted anywhere in a call's arguments (a
+            message's content, role, id or session, a query, an id).
         max_messages: Most messages in one add call.
         max_k: Most hits one search may ask for.
     """
@@ -68,9 +69,14 @@ class ServePolicy:
 
     def check_text(self, text: str, what: str) -> None:
         """Refuse ``text`` longer than `max_text_chars`, naming ``what`` it is."""
-        if len(text) > self.max_text_chars:
-            raise InputError(f"{what} has {len(text):,} characters; this server accepts at "
-                             f"most {self.max_text_chars:,} (--max-text-chars)")
+        self.check_length(len(text), what)
+
+    def check_length(self, length: int, what: str) -> None:
+        """Refuse a text of ``length`` characters above `max_text_chars`, naming ``what``
+        it is (`labile_mcp.strict` measures every text of a call this way)."""
+        if length > self.max_text_chars:
+            raise InputError(f"{what} has {length:,} characters; this server accepts at "
+                             f"most {self.max_text_chars:,} in any text (--max-text-chars)")
 
     def describe_namespaces(self) -> str:
         """One sentence for tool descriptions: which namespaces exist and the default."""

@@ -28,12 +28,15 @@ kernel modules are the kernel's own business.
 from __future__ import annotations
 
 from labile._commands import (
+    DEFAULT_K,
     CommandRun,
     Configure,
+    NotFoundError,
     RegisterCommand,
     add_memory_options,
     echo,
     open_memory,
+    require_namespace,
 )
 from labile._config import structure_options
 from labile._convert import (
@@ -105,16 +108,19 @@ from labile._usage import UsageMeter
 from labile._vectors import cosine
 
 __all__ = [
-    "BUNDLED", "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
+    "BUNDLED", "DEFAULT_K",
+    "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "DeferredStore", "Deps", "Direction",
     "Edge", "Embedder",
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
-    "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
+    "Node", "NodeFilter", "NodeKind", "NotFoundError",
+    "Observation", "OperationReport", "Origin", "Placement",
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
     "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
+    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory",
+    "require_namespace", "rrf", "runtime_field",
     "runtime_only", "structure_options", "utcnow", "zscores",
 ]

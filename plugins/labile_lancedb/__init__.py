@@ -36,10 +36,10 @@ def labile_register_commands(register: RegisterCommand) -> None:
 
 
 def _scale_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--nodes", type=int, default=100_000)
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--dim", type=int, default=384)
-    p.add_argument("--json", dest="json_out")
+    p.add_argument("--nodes", type=int, default=100_000, help="synthetic nodes to store")
+    p.add_argument("--queries", type=int, default=200, help="searches to time")
+    p.add_argument("--dim", type=int, default=384, help="vector length")
+    p.add_argument("--json", dest="json_out", help="write the results here")
     p.add_argument("--candidates", help="comma-separated vector-search candidates to measure "
                    "(default: all; the exact scan always runs): exact, quantized, partitioned, "
                    "auto, ivf_rq, ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")

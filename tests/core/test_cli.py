@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+import types
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,8 @@ def test_search_says_when_scores_do_not_follow_rank(
     class Stub:
         def __init__(self, scores: list[float]) -> None:
             self.scores = scores
+            self.store = types.SimpleNamespace(namespaces=lambda: ["u"])
+            self.embedder = types.SimpleNamespace(embed=lambda texts: None)
 
         def search(self, *_a: Any, **_k: Any) -> RetrievalResult:
             return result(self.scores)
