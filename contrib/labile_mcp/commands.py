@@ -30,8 +30,10 @@ DEFAULT_MAX_REQUEST_BYTES = 1_048_576
 def require_mcp() -> None:
     """Raise `MissingDependencyError` with the install hint when the SDK is missing."""
     if importlib.util.find_spec("mcp") is None:
-        raise MissingDependencyError("the MCP server needs the official SDK: "
-                                     "pip install 'labile[mcp]'")
+        # labile is not on PyPI yet: the extra installs from a checkout; the SDK's own
+        # pin works however labile was installed.
+        raise MissingDependencyError("the MCP server needs the official SDK: pip install -e "
+                                     "'.[mcp]' in a labile checkout, or pip install mcp==2.3.0")
 
 
 # -- labile serve mcp ---------------------------------------------------------------
