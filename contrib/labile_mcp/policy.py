@@ -8,6 +8,7 @@ limits apply on every transport, before anything is written.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Final
 
 import attrs
@@ -17,6 +18,11 @@ from labile import InputError
 #: A namespace a client may name: no spaces or path-like characters, so it can
 #: never be mistaken for something else in a log line or a store.
 NAMESPACE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+
+
+def _as_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    # A named converter: mypy reads the `tuple` builtin as one of unknown items.
+    return tuple(value)
 
 
 def _namespaces(value: tuple[str, ...]) -> tuple[str, ...]:
@@ -43,7 +49,7 @@ class ServePolicy:
         max_k: Most hits one search may ask for.
     """
 
-    namespaces: tuple[str, ...] = attrs.field(converter=tuple, validator=lambda _i, _a, v:
+    namespaces: tuple[str, ...] = attrs.field(converter=_as_tuple, validator=lambda _i, _a, v:
                                               _namespaces(v))
     allow_purge: bool = False
     max_text_chars: int = attrs.field(default=20_000, validator=attrs.validators.ge(1))

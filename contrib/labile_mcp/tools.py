@@ -90,7 +90,7 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         # An id already stored with other content would be skipped as "already stored":
         # refuse it instead, so a caller never believes a turn was kept that was not.
         # (A concurrent call can still store the id between this read and the add.)
-        explicit = [m.get("id") for m in items if m.get("id")]
+        explicit = [str(m["id"]) for m in items if m.get("id")]
         clash = conflicts_with_stored(items, await _observations(memory, ns, explicit))
         if clash:
             raise ToolError(clash)

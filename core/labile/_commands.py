@@ -51,6 +51,7 @@ Configure = Callable[[argparse.ArgumentParser], None]
 
 #: The owner recorded for the shell's own commands.
 KERNEL: Final = "labile"
+_WORD = re.compile(r"[a-z][a-z0-9-]*")
 
 #: Exit statuses of every command, documented in the getting-started guide.
 EXIT_OK: Final = 0
@@ -98,7 +99,6 @@ class HelpFormatter(argparse.HelpFormatter):
         shown = " ".join(map(str, default)) if isinstance(default, list | tuple) else default
         # argparse %-formats help strings: a '%' in the value must not be read as one.
         return f"{text} (default: {str(shown).replace('%', '%%')})"
-_WORD = re.compile(r"[a-z][a-z0-9-]*")
 
 
 @attrs.frozen(kw_only=True)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
@@ -29,6 +29,9 @@ from labile.plugin import (
     open_memory,
     require_namespace,
 )
+
+if TYPE_CHECKING:
+    from labile_io.formats import Skipped
 
 __all__ = ["register_commands"]
 
@@ -206,8 +209,9 @@ def run_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _skipped_summary(skipped: Sequence[Any]) -> str:
-    """``"skipped 3 records: role 'system' (line 1), no text (lines 4, 7)"``."""
+def _skipped_summary(skipped: Sequence[Skipped]) -> str:
+    """``"skipped 3 records, not stored: role 'system' (line 1); no text (lines 4, 7)"``:
+    one line for any number of records (past 20 per reason, the rest are counted)."""
     by_reason: dict[str, list[str]] = {}
     for s in skipped:
         by_reason.setdefault(s.reason, []).append(s.where)

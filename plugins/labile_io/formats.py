@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Final
@@ -42,6 +42,10 @@ FORMATS: Final = ("jsonl", "messages", "locomo", "longmemeval")
 DEFAULT_SKIP_ROLES: Final = ("system", "tool")
 
 
+def _roles(roles: Iterable[str]) -> frozenset[str]:
+    return frozenset(r.strip().lower() for r in roles)
+
+
 @attrs.frozen(kw_only=True)
 class ReadOptions:
     """How to fill what a record leaves out.
@@ -55,9 +59,8 @@ class ReadOptions:
 
     default_time: datetime
     tz: tzinfo
-    skip_roles: frozenset[str] = attrs.field(
-        default=frozenset(DEFAULT_SKIP_ROLES),
-        converter=lambda roles: frozenset(r.strip().lower() for r in roles))
+    skip_roles: frozenset[str] = attrs.field(default=frozenset(DEFAULT_SKIP_ROLES),
+                                             converter=_roles)
 
 
 @attrs.frozen(kw_only=True)
