@@ -71,7 +71,9 @@ EXIT_CODES: Final = {
 
 #: The ``k`` of a search when none is given: `labile.Memory.search`'s default,
 #: shared by ``labile search`` and the MCP tool so one question gets the same
-#: hits from every entry point.
+#: hits from every entry point. 10, not the 5 the CLI and MCP had: the Python
+#: API and the answerer already read 10 hits, and an agent's context affords
+#: ten short dated memories (recall at 10 is the benchmarks' second cut-off).
 DEFAULT_K: Final = 10
 
 #: Environment variables that give ``--path`` and ``--config`` their defaults.
