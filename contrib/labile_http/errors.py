@@ -62,9 +62,9 @@ class Params:
     def text(self, name: str, *, required: bool = False, max_chars: int = 20_000) -> str | None:
         """A string parameter (``None`` when absent and not required)."""
         value = self._query.get(name)
-        if value is None or value == "":
+        if value is None or not value.strip():
             if required:
-                raise ApiError(400, f"'{name}' is required", name)
+                raise ApiError(400, f"'{name}' is required (and not blank)", name)
             return None
         if len(value) > max_chars:
             raise ApiError(413, f"'{name}' has {len(value):,} characters; at most "

@@ -16,7 +16,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from labile import AsyncMemory
-from labile.plugin import InputError, MissingDependencyError, add_memory_options, open_memory
+from labile.plugin import (
+    InputError,
+    MissingDependencyError,
+    add_memory_options,
+    open_memory,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -30,8 +35,10 @@ DEFAULT_MAX_REQUEST_BYTES = 1_048_576
 def require_mcp() -> None:
     """Raise `MissingDependencyError` with the install hint when the SDK is missing."""
     if importlib.util.find_spec("mcp") is None:
-        raise MissingDependencyError("the MCP server needs the official SDK: "
-                                     "pip install 'labile[mcp]'")
+        # labile is not on PyPI yet: the extra installs from a checkout; the SDK's own
+        # pin works however labile was installed.
+        raise MissingDependencyError("the MCP server needs the official SDK: pip install -e "
+                                     "'.[mcp]' in a labile checkout, or pip install mcp==2.3.0")
 
 
 # -- labile serve mcp ---------------------------------------------------------------
@@ -55,7 +62,8 @@ def serve_mcp_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-request-bytes", type=int, default=DEFAULT_MAX_REQUEST_BYTES,
                    help="largest HTTP request body (default: 1 MiB); larger gets 413")
     p.add_argument("--max-text-chars", type=int, default=20_000,
-                   help="longest message or query accepted (default: 20000)")
+                   help="longest text accepted in any argument: a message's content, role, "
+                        "id or session, a query, an id (default: 20000)")
     p.add_argument("--max-messages", type=int, default=500,
                    help="most messages in one add call (default: 500)")
 

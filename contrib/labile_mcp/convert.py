@@ -49,12 +49,14 @@ def messages_to_observations(
     ``id``, ``session``), in order.
 
     Messages without a time get ``now`` plus one microsecond per position, so
-    their order survives; exact repeats (same id) within the call are kept once.
+    their order survives; exact repeats (same id, same turn) within the call
+    are kept once.
 
     Raises:
-        InputError: a time is not ISO 8601, or a message is empty.
+        InputError: a time is not ISO 8601, a message is empty, or two messages
+            share an id but not their content, role, session or time.
     """
-    out: dict[str, Observation] = {}
+    out: dict[str, tuple[int, Observation, bool]] = {}
     for i, msg in enumerate(messages):
         content = msg["content"]
         if not content.strip():
@@ -66,9 +68,49 @@ def messages_to_observations(
                  else now + timedelta(microseconds=i))
         obs_id = msg.get("id") or derive_id(content=content, speaker=speaker,
                                             timestamp=stamp, session=session)
-        out.setdefault(obs_id, Observation(id=obs_id, text=content, timestamp=stamp,
-                                           speaker=speaker, session=session))
-    return list(out.values())
+        obs = Observation(id=obs_id, text=content, timestamp=stamp, speaker=speaker,
+                          session=session)
+        if obs_id not in out:
+            out[obs_id] = (i, obs, bool(time))
+            continue
+        first, earlier, timed = out[obs_id]
+        differ = differing_fields(earlier, obs, with_time=timed and bool(time))
+        if differ:
+            raise InputError(f"messages[{i}] has the id {obs_id!r} of messages[{first}] but "
+                             f"another {' and '.join(differ)}: one id names one turn (give "
+                             "each turn its own id, or none); nothing was added")
+    return [obs for _, obs, _ in out.values()]
+
+
+def differing_fields(a: Observation, b: Observation, *, with_time: bool) -> list[str]:
+    """The fields, in the tools' words, in which two turns of one id differ; the time
+    only counts ``with_time`` (a turn sent without one is dated when it arrives)."""
+    pairs = (("content", a.text, b.text), ("role", a.speaker, b.speaker),
+             ("session", a.session, b.session),
+             ("time", a.timestamp, b.timestamp if with_time else a.timestamp))
+    return [name for name, x, y in pairs if x != y]
+
+
+def conflicts_with_stored(messages: Sequence[Mapping[str, Any]],
+                          stored: Mapping[str, Observation]) -> str | None:
+    """Why ``messages`` cannot be added over the ``stored`` turns of their ids, or
+    ``None``: a message whose id is stored must be that same turn (re-sending it
+    adds nothing); another turn under a used id would be silently dropped."""
+    for i, msg in enumerate(messages):
+        old = stored.get(msg.get("id") or "")
+        if old is None:
+            continue
+        time = msg.get("time")
+        new = Observation(id=old.id, text=msg["content"], speaker=msg.get("role") or None,
+                          session=msg.get("session") or None,
+                          timestamp=parse_time(time, f"messages[{i}].time") if time
+                          else old.timestamp)
+        differ = differing_fields(old, new, with_time=bool(time))
+        if differ:
+            return (f"messages[{i}]: the id {old.id!r} is already stored with another "
+                    f"{' and '.join(differ)}; one id names one turn (give this turn its own "
+                    "id, or forget the stored one first); nothing was added")
+    return None
 
 
 def observation_to_dict(obs: Observation) -> dict[str, Any]:

@@ -8,6 +8,7 @@ limits apply on every transport, before anything is written.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Final
 
 import attrs
@@ -17,6 +18,11 @@ from labile.plugin import InputError
 #: A namespace a client may name: no spaces or path-like characters, so it can
 #: never be mistaken for something else in a log line or a store.
 NAMESPACE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+
+
+def _as_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    # A named converter: mypy reads the `tuple` builtin as one of unknown items.
+    return tuple(value)
 
 
 def _namespaces(value: tuple[str, ...]) -> tuple[str, ...]:
@@ -37,12 +43,13 @@ class ServePolicy:
         namespaces: The namespaces served; the first is the default when it is
             the only one. Every tool call is checked against this list.
         allow_purge: Whether the purge tool exists at all.
-        max_text_chars: Longest message text (or query) accepted.
+        max_text_chars: Longest text accepted anywhere in a call's arguments (a
+            message's content, role, id or session, a query, an id).
         max_messages: Most messages in one add call.
         max_k: Most hits one search may ask for.
     """
 
-    namespaces: tuple[str, ...] = attrs.field(converter=tuple, validator=lambda _i, _a, v:
+    namespaces: tuple[str, ...] = attrs.field(converter=_as_tuple, validator=lambda _i, _a, v:
                                               _namespaces(v))
     allow_purge: bool = False
     max_text_chars: int = attrs.field(default=20_000, validator=attrs.validators.ge(1))
@@ -68,9 +75,14 @@ class ServePolicy:
 
     def check_text(self, text: str, what: str) -> None:
         """Refuse ``text`` longer than `max_text_chars`, naming ``what`` it is."""
-        if len(text) > self.max_text_chars:
-            raise InputError(f"{what} has {len(text):,} characters; this server accepts at "
-                             f"most {self.max_text_chars:,} (--max-text-chars)")
+        self.check_length(len(text), what)
+
+    def check_length(self, length: int, what: str) -> None:
+        """Refuse a text of ``length`` characters above `max_text_chars`, naming ``what``
+        it is (`labile_mcp.strict` measures every text of a call this way)."""
+        if length > self.max_text_chars:
+            raise InputError(f"{what} has {length:,} characters; this server accepts at "
+                             f"most {self.max_text_chars:,} in any text (--max-text-chars)")
 
     def describe_namespaces(self) -> str:
         """One sentence for tool descriptions: which namespaces exist and the default."""

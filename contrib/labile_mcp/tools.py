@@ -2,12 +2,14 @@
 
 Each tool checks its namespace and sizes against the `ServePolicy` before it
 touches the memory, and turns labile's errors into MCP error results (the
-message names what was wrong and what is allowed). The SDK validates argument
-types against each tool's JSON schema first. Logs name the tool, the
-namespace and counts, never memory contents.
+message names what was wrong and what is allowed). The server
+(`labile_mcp.strict.StrictServer`) first bounds every text of a call,
+refuses undeclared arguments and validates the rest against each tool's JSON
+schema. Logs name the tool, the namespace and counts, never memory contents.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the tools' annotations use this server's
+# limits (``k``'s maximum), so they must be evaluated where the tools are defined.
 
 import logging
 from datetime import UTC, datetime
@@ -18,11 +20,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
+import labile
 from labile import AsyncMemory, result_to_dict, source_ids
-from labile.plugin import Observation
-from labile_mcp.convert import messages_to_observations, parse_time
+from labile.plugin import DEFAULT_K, Observation
+from labile_mcp.convert import conflicts_with_stored, messages_to_observations, parse_time
 from labile_mcp.lifecycle import add_lifecycle_tools
 from labile_mcp.policy import ServePolicy
+from labile_mcp.strict import StrictServer
 from labile_mcp.toolkit import Namespace, tool_errors
 
 log = logging.getLogger(__name__)
@@ -44,8 +48,9 @@ class ChatMessage(BaseModel):
     role: str | None = Field(None, description="Who said it: 'user', 'assistant' or a name.")
     time: str | None = Field(None, description="When it was said, ISO 8601 "
                              "(2024-05-01T14:30:00+02:00); no zone means UTC; default now.")
-    id: str | None = Field(None, description="Your stable id; re-sending it adds nothing. "
-                           "Default: derived from time, role and content.")
+    id: str | None = Field(None, description="Your stable id: re-sending the same turn with "
+                           "it adds nothing; another turn under an id already used is "
+                           "refused. Default: derived from time, role and content.")
     session: str | None = Field(None, description="A conversation or session key.")
 
 
@@ -54,7 +59,8 @@ _COUNTS = ("observations", "nodes", "visible_nodes", "edges")
 
 def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
     """An `MCPServer` whose tools read and write ``memory`` within ``policy``."""
-    server: MCPServer = MCPServer("labile", instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = StrictServer("labile", instructions=INSTRUCTIONS, log_level="WARNING",
+                                     version=str(labile.__version__), policy=policy)
     ns_help = policy.describe_namespaces()
 
     @tool_errors
@@ -75,9 +81,14 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         if len(items) > policy.max_messages:
             raise ToolError(f"{len(items)} messages in one call; this server accepts at most "
                             f"{policy.max_messages} (--max-messages): send them in parts")
-        for i, item in enumerate(items):
-            policy.check_text(item["content"], f"messages[{i}].content" if messages else "text")
         batch = messages_to_observations(items, now=datetime.now(UTC))
+        # An id already stored with other content would be skipped as "already stored":
+        # refuse it instead, so a caller never believes a turn was kept that was not.
+        # (A concurrent call can still store the id between this read and the add.)
+        explicit = [str(m["id"]) for m in items if m.get("id")]
+        clash = conflicts_with_stored(items, await _observations(memory, ns, explicit))
+        if clash:
+            raise ToolError(clash)
         report = await memory.add(batch, namespace=ns)
         log.info("mcp_add namespace=%s added=%d already=%d", ns, len(report.added),
                  len(report.skipped_existing))
@@ -88,16 +99,14 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
     @tool_errors
     async def search_memory(
         query: Annotated[str, Field(description="What to look for, in natural language.")],
-        k: Annotated[int, Field(description="How many memories to return.", ge=1)] = 5,
+        k: Annotated[int, Field(description="How many memories to return.", ge=1,
+                                le=policy.max_k)] = min(DEFAULT_K, policy.max_k),
         as_of: Annotated[str | None, Field(description=(
             "When the question is asked, ISO 8601 (default: now): phrases such as 'last "
             "week' in the query are read from this moment."))] = None,
         namespace: Namespace = None,
     ) -> dict[str, Any]:
         ns = policy.namespace(namespace)
-        policy.check_text(query, "query")
-        if k > policy.max_k:
-            raise ToolError(f"k={k} is above this server's limit of {policy.max_k}")
         when = parse_time(as_of, "as_of") if as_of else None
         result = await memory.search(query, namespace=ns, k=k, as_of=when)
         sources = await _observations(memory, ns, source_ids(result))

@@ -18,19 +18,26 @@ reverse), raises `DuplicateComponentError` naming both plugins.
 Plugins' ``run`` functions write their results to stdout with `echo` and can
 open the memory a user points at with `add_memory_options` / `open_memory`,
 as the bundled commands (``labile search``, ``labile add`` …) do.
+
+Every command ends with one of the `EXIT_CODES` (the shell maps errors to
+them: `NotFoundError` is 1, `InputError` and other caller errors 2,
+`StoreError` and failures of the system 3), and every option's help shows
+its default (`HelpFormatter`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
 
-from labile._errors import DuplicateComponentError, PluginLoadError
+from labile._errors import DuplicateComponentError, LabileError, PluginLoadError
 
 if TYPE_CHECKING:
     import pluggy
@@ -45,6 +52,55 @@ Configure = Callable[[argparse.ArgumentParser], None]
 #: The owner recorded for the shell's own commands.
 KERNEL: Final = "labile"
 _WORD = re.compile(r"[a-z][a-z0-9-]*")
+
+#: Exit statuses of every command, documented in the getting-started guide.
+EXIT_OK: Final = 0
+EXIT_NOT_FOUND: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_FAILED: Final = 3
+EXIT_BUG: Final = 4
+EXIT_INTERRUPTED: Final = 130
+EXIT_CODES: Final = {
+    EXIT_OK: "done",
+    EXIT_NOT_FOUND: "something named does not exist (an id, a namespace); the rest was done",
+    EXIT_USAGE: "bad usage or input (an option, a file, a config); nothing was changed",
+    EXIT_FAILED: "the store or a service failed (disk, permissions, an LLM provider)",
+    EXIT_BUG: "an unexpected error: a bug to report (`--debug` shows the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); acknowledged batches are kept",
+}
+
+#: The ``k`` of a search when none is given: `labile.Memory.search`'s default,
+#: shared by ``labile search`` and the MCP tool so one question gets the same
+#: hits from every entry point. 10, not the 5 the CLI and MCP had: the Python
+#: API and the answerer already read 10 hits, and an agent's context affords
+#: ten short dated memories (recall at 10 is the benchmarks' second cut-off).
+DEFAULT_K: Final = 10
+
+#: Environment variables that give ``--path`` and ``--config`` their defaults.
+PATH_ENV: Final = "LABILE_PATH"
+CONFIG_ENV: Final = "LABILE_CONFIG"
+
+
+class NotFoundError(LabileError, LookupError):
+    """Something a command names (an id, a namespace) does not exist: exit status 1."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows each option's default after its help, unless the help already names it.
+
+    Flags (``store_true``) and options without a default show none: "(default:
+    False)" or "(default: None)" says nothing a reader needs.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or default in (None, False, argparse.SUPPRESS)
+                or isinstance(action, argparse._StoreConstAction)):
+            return text
+        shown = " ".join(map(str, default)) if isinstance(default, list | tuple) else default
+        # argparse %-formats help strings: a '%' in the value must not be read as one.
+        return f"{text} (default: {str(shown).replace('%', '%%')})"
 
 
 @attrs.frozen(kw_only=True)
@@ -186,7 +242,8 @@ def add_commands(parser: argparse.ArgumentParser, commands: Commands) -> None:
                     metavar="COMMAND",
                 )
         sub = groups[command.path[:-1]].add_parser(
-            command.path[-1], help=command.help, description=command.help
+            command.path[-1], help=command.help, description=command.help,
+            formatter_class=HelpFormatter,
         )
         if command.configure is not None:
             command.configure(sub)
@@ -201,11 +258,30 @@ def echo(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
-def add_memory_options(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--preset`` and ``--path``: which memory a command opens."""
-    parser.add_argument("--config", "-c", help="pipeline config (TOML)")
+def add_memory_options(parser: argparse.ArgumentParser, *, env: bool = True) -> None:
+    """``--config``, ``--preset`` and ``--path``: which memory a command opens.
+
+    With ``env`` (the default), ``--path`` and ``--config`` default to the
+    environment variables `PATH_ENV` and `CONFIG_ENV` when they are set, so the
+    precedence is: the flag, then the variable, then the config file's own
+    ``[store] path`` and the built-in defaults. A command that must never
+    touch the user's memory (a benchmark that writes synthetic data) passes
+    ``env=False``.
+    """
+    def default(variable: str) -> str | None:
+        return (os.environ.get(variable) or None) if env else None
+
+    def shown(variable: str) -> str:
+        value = default(variable)
+        if value is not None:
+            return f"; default: ${variable}, now {value.replace('%', '%%')}"
+        return f"; default: ${variable} when set" if env else ""
+
+    parser.add_argument("--config", "-c", default=default(CONFIG_ENV),
+                        help=f"pipeline config (TOML){shown(CONFIG_ENV)}")
     parser.add_argument("--preset", help="preset name (default: the best installed)")
-    parser.add_argument("--path", help="store directory (overrides [store] path)")
+    parser.add_argument("--path", default=default(PATH_ENV),
+                        help=f"store directory (overrides [store] path){shown(PATH_ENV)}")
 
 
 def open_memory(
@@ -214,13 +290,21 @@ def open_memory(
     """The `Memory` named by the options of `add_memory_options`.
 
     Only writing commands pass ``create=True``: reading a path that holds no
-    store is an error (`StoreError`), not a new empty store. A command of one
+    store is an error (`NotFoundError` for ``--path``, `StoreError` for a
+    config's ``[store] path``), not a new empty store. A command of one
     bundle (``labile inspect allmem``) passes ``bundle``: a memory whose
     extractor is another bundle's is refused (`InputError`) naming both.
     """
     from labile._errors import InputError
     from labile._memory import Memory
+    from labile._recorded import holds_store
 
+    where = args.path
+    if not create and where and "://" not in where and not holds_store(Path(where).expanduser()):
+        # Checked here, not left to Memory.open's StoreError: a mistyped path is
+        # something named that does not exist (exit status 1), not a failed store.
+        raise NotFoundError(f"no store at {where}: nothing to read (a writing command such "
+                            "as `labile add` creates one)")
     memory = Memory.open(args.config, preset=args.preset, path=args.path, create=create)
     owner = memory.config.extractor.type.split(".")[0]
     if bundle is not None and owner != bundle:
@@ -229,3 +313,17 @@ def open_memory(
                          f"{memory.config.preset!r}, extractor {memory.config.extractor.type!r}),"
                          f" not by {bundle!r}: use `labile inspect {owner}` if it exists")
     return memory
+
+
+def require_namespace(memory: Memory, namespace: str) -> None:
+    """Raise `NotFoundError` unless ``namespace`` holds something in ``memory``'s store.
+
+    A reading command calls it first, so a mistyped namespace is reported
+    (exit status 1) instead of looking like an empty memory.
+    """
+    known = memory.store.namespaces()
+    if namespace in known:
+        return
+    listed = ", ".join(repr(n) for n in known[:10]) + (" …" if len(known) > 10 else "")
+    raise NotFoundError(f"no namespace {namespace!r} in this store"
+                        + (f" (it holds {listed})" if known else " (it is empty)"))

@@ -141,10 +141,25 @@ def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
             f"this one ({config.preset!r}) would store different things: "
             + "; ".join(f"{k}: stored {theirs.get(k)!r}, asked {ours.get(k)!r}" for k in differ)
             + ". Open it without a config (or with its own) to use it")
-    if recorded != _plain(config.to_table()):
-        log.info("pipeline_differs_in_reading", path=str(directory),
+    reading = _reading_parts(recorded, _plain(config.to_table()))
+    if reading:
+        log.info("pipeline_differs_in_reading", path=str(directory), differs=reading,
                  recorded=recorded.get("preset"), opened=config.preset)
     return False
+
+
+def _reading_parts(recorded: dict[str, Any], opened: dict[str, Any]) -> list[str]:
+    """The top-level tables in which two pipelines of one shape differ, but the store's
+    path: the same store named another way (relative, ``~``, another mount) is not a
+    different pipeline, and logging it on every open was noise."""
+    def without_path(table: dict[str, Any]) -> dict[str, Any]:
+        store = table.get("store")
+        if isinstance(store, dict):
+            return {**table, "store": {k: v for k, v in store.items() if k != "path"}}
+        return table
+
+    a, b = without_path(recorded), without_path(opened)
+    return sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
 
 
 def record(config: PipelineConfig) -> None:

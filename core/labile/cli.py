@@ -5,6 +5,8 @@ command (``components``, ``check``, ``search``, ``add``, ``demo``, ``bench …``
 ``inspect …``) comes from a plugin through the ``labile_register_commands``
 hook (see `labile._commands`). Every command works offline on the embedded
 default. Output goes to stdout; logs (structlog) and progress bars go to stderr.
+An error is one line on stderr, and its kind picks the exit status
+(`labile._commands.EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,22 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from labile._commands import RegisterCommand, add_commands, collect_commands, echo
-from labile._errors import LabileError
+from labile._commands import (
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    HelpFormatter,
+    NotFoundError,
+    RegisterCommand,
+    add_commands,
+    collect_commands,
+    echo,
+)
+from labile._errors import LabileError, LLMError, StoreError
 
 if TYPE_CHECKING:
     import pluggy
@@ -25,8 +39,12 @@ if TYPE_CHECKING:
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other CLI error."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)  # every option shows its default
+        super().__init__(**kwargs)
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+        self.exit(EXIT_USAGE, f"error: {message} (see `{self.prog} --help`)\n")
 
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
@@ -82,15 +100,32 @@ def main(
         status = args.labile_command.run(args)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         if known.debug:
             raise
         # One line naming the problem; --debug shows where it came from.
-        kind = "error" if isinstance(exc, LabileError) else type(exc).__name__
+        status, kind = exit_status(exc)
         sys.stderr.write(f"{kind}: {' '.join(str(exc).split())}\n")
-        return 2
+        return status
     return int(status or 0)
+
+
+def exit_status(exc: Exception) -> tuple[int, str]:
+    """The exit status of a command that raised ``exc``, and the word its message starts with.
+
+    Something named is missing (1), the caller asked for something wrong (2),
+    the store, the disk or a service failed (3), anything else is a bug (4).
+    """
+    if isinstance(exc, NotFoundError):
+        return EXIT_NOT_FOUND, "not found"
+    if isinstance(exc, StoreError | LLMError):
+        return EXIT_FAILED, "error"
+    if isinstance(exc, LabileError):
+        return EXIT_USAGE, "error"
+    if isinstance(exc, OSError):
+        return EXIT_FAILED, type(exc).__name__
+    return EXIT_BUG, type(exc).__name__
 
 
 def _version() -> str:
@@ -108,7 +143,7 @@ def register_kernel_commands(register: RegisterCommand) -> None:
 
 
 def _opts_plugins(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:

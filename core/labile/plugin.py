@@ -31,12 +31,15 @@ kernel modules are the kernel's own business.
 from __future__ import annotations
 
 from labile._commands import (
+    DEFAULT_K,
     CommandRun,
     Configure,
+    NotFoundError,
     RegisterCommand,
     add_memory_options,
     echo,
     open_memory,
+    require_namespace,
 )
 from labile._config import structure_options
 from labile._context import (
@@ -117,19 +120,21 @@ from labile._usage import UsageMeter
 from labile._vectors import cosine
 
 __all__ = [
-    "BUNDLED", "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
+    "BUNDLED", "DEFAULT_K",
+    "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "DeferredStore", "Deps", "Direction",
     "Edge", "Embedder",
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
-    "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "Placement",
-    "Predicate", "PromptContext", "Query", "Reach", "Reconsolidator", "Register",
-    "RegisterCommand", "Registries",
+    "Node", "NodeFilter", "NodeKind", "NotFoundError", "Observation", "OperationReport",
+    "Origin", "Placement", "Predicate", "PromptContext", "Query", "Reach", "Reconsolidator",
+    "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
     "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_memory_options",
     "build_registries", "collect", "component_field", "cosine", "echo", "edge_id",
     "estimate_tokens", "evidence_line", "get_logger", "get_plugin_manager", "holds_store",
-    "hookimpl", "nested_kind", "open_memory", "render_context", "rrf", "runtime_field",
+    "hookimpl", "nested_kind", "open_memory", "render_context", "require_namespace", "rrf",
+    "runtime_field",
     "runtime_only", "structure_options", "utcnow", "zscores",
 ]

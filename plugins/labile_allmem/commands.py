@@ -11,7 +11,7 @@ from labile.plugin import add_memory_options, echo, open_memory
 def inspect_options(p: argparse.ArgumentParser) -> None:
     """Which memory (``--config``/``--preset``/``--path``) and ``--namespace``."""
     add_memory_options(p)
-    p.add_argument("--namespace", "-n", required=True)
+    p.add_argument("--namespace", "-n", required=True, help="the namespace to inspect")
 
 
 def run_inspect(args: argparse.Namespace) -> int:

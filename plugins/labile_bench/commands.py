@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from labile import LabileError
-from labile.plugin import InputError, add_memory_options, echo
+from labile.plugin import DEFAULT_K, InputError, add_memory_options, echo
 
 
 def write_summary(summary: dict[str, Any], json_out: str | None) -> None:
@@ -58,10 +58,11 @@ def run_demo_command(args: argparse.Namespace) -> int:
 
 def locomo_options(p: argparse.ArgumentParser) -> None:
     """The dataset path, presets, cut-offs, logs and the optional QA models."""
-    p.add_argument("path")
-    p.add_argument("--preset", nargs="+", default=["bm25", "hybrid"])
-    p.add_argument("--k", nargs="+", type=int, default=[5, 10])
-    p.add_argument("--limit-conversations", type=int)
+    p.add_argument("path", help="the LoCoMo JSON file")
+    p.add_argument("--preset", nargs="+", default=["bm25", "hybrid"], help="presets to run")
+    p.add_argument("--k", nargs="+", type=int, default=[5, 10], help="cut-offs of the metrics")
+    p.add_argument("--limit-conversations", type=int,
+                   help="only the first N conversations (default: all)")
     p.add_argument("--json", dest="json_out", help="write the summary here")
     p.add_argument("--log-dir", help="write per-question JSONL logs here")
     p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
@@ -70,7 +71,7 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
                         "snapshot, and start later runs from a copy of it")
     p.add_argument("--answer-model", help="litellm model that answers (enables QA metrics)")
     p.add_argument("--judge-model", help="litellm model that judges answers")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     real = p.add_argument_group(
         "real-model runs", "with --llm, every preset runs with that model on a subset, "
         "and the report counts its calls, tokens, reply outcomes and decisions")
@@ -155,13 +156,13 @@ def run_llm_locomo_command(args: argparse.Namespace) -> int:
 
 def longmemeval_options(p: argparse.ArgumentParser) -> None:
     """The dataset path, presets, cut-offs and the optional QA models."""
-    p.add_argument("path")
-    p.add_argument("--preset", nargs="+", default=["hybrid"])
-    p.add_argument("--k", nargs="+", type=int, default=[5, 10])
-    p.add_argument("--limit", type=int)
-    p.add_argument("--json", dest="json_out")
-    p.add_argument("--answer-model")
-    p.add_argument("--judge-model")
+    p.add_argument("path", help="the LongMemEval JSON file")
+    p.add_argument("--preset", nargs="+", default=["hybrid"], help="presets to run")
+    p.add_argument("--k", nargs="+", type=int, default=[5, 10], help="cut-offs of the metrics")
+    p.add_argument("--limit", type=int, help="only the first N questions (default: all)")
+    p.add_argument("--json", dest="json_out", help="write the summary here")
+    p.add_argument("--answer-model", help="litellm model that answers (enables QA metrics)")
+    p.add_argument("--judge-model", help="litellm model that judges answers")
 
 
 def run_longmemeval_command(args: argparse.Namespace) -> int:
@@ -182,7 +183,7 @@ def transfer_options(p: argparse.ArgumentParser) -> None:
     """The log to read and the embedder of its questions."""
     p.add_argument("log", help="a locomo-PRESET.jsonl written by 'bench locomo --log-dir'")
     p.add_argument("--embedder", default="minilm", help="embeds the questions (default: minilm)")
-    p.add_argument("--json", dest="json_out")
+    p.add_argument("--json", dest="json_out", help="write the summary here")
 
 
 def run_transfer_command(args: argparse.Namespace) -> int:
@@ -215,7 +216,7 @@ def compare_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("log_b", help="the log compared against it (B)")
     p.add_argument("--metric", default="recall@5", help="metric whose moved questions are listed")
     p.add_argument("--list", action="store_true", help="list the questions that moved")
-    p.add_argument("--json", dest="json_out")
+    p.add_argument("--json", dest="json_out", help="write the comparison here")
 
 
 def run_compare_command(args: argparse.Namespace) -> int:
@@ -245,15 +246,15 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
 def crash_options(p: argparse.ArgumentParser) -> None:
     """``--preset``, ``--trials``, ``--seed``, ``--dir``, ``--embedder``, ``--json``."""
-    p.add_argument("--preset", nargs="+", default=["realm"])
+    p.add_argument("--preset", nargs="+", default=["realm"], help="presets to run")
     p.add_argument("--trials", type=int, default=20, help="kills per preset")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the kill times")
     p.add_argument("--dir", help="where the stores go (default: a temporary directory)")
     p.add_argument("--embedder", default="hashing",
                    help="embedder of every preset (default hashing: the writers start fast); "
                         "'preset' keeps each preset's own")
     p.add_argument("--json", dest="json_out", help="write the rows here")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
 
 def run_crash_command(args: argparse.Namespace) -> int:
@@ -295,10 +296,10 @@ def run_crash_command(args: argparse.Namespace) -> int:
 
 def scale_options(p: argparse.ArgumentParser) -> None:
     """Options of ``labile bench scale``."""
-    p.add_argument("--nodes", type=int, default=100_000)
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--dim", type=int, default=384)
-    p.add_argument("--json", dest="json_out")
+    p.add_argument("--nodes", type=int, default=100_000, help="synthetic nodes to store")
+    p.add_argument("--queries", type=int, default=200, help="searches to time")
+    p.add_argument("--dim", type=int, default=384, help="vector length")
+    p.add_argument("--json", dest="json_out", help="write the results here")
     p.add_argument("--candidates", help="comma-separated vector-search candidates to measure "
                    "(default: all; the exact scan always runs): exact, quantized, partitioned, "
                    "auto, ivf_rq, ivf_rq_np40, ivf_rq_p1024, ivf_rq_p1024_np32, hnsw_sq")
@@ -393,13 +394,13 @@ def run_atc(args: argparse.Namespace) -> int:
 
 def bench_serve_options(p: argparse.ArgumentParser) -> None:
     """Clients, duration and corpus size of the serve benchmark."""
-    add_memory_options(p)
+    add_memory_options(p, env=False)  # it writes synthetic turns: never the user's store
     p.add_argument("--clients", type=int, default=4, help="concurrent MCP clients (default: 4)")
     p.add_argument("--seconds", type=float, default=5.0,
                    help="how long each phase runs (default: 5)")
     p.add_argument("--turns", type=int, default=300,
                    help="synthetic conversation turns to store first (default: 300)")
-    p.add_argument("-k", type=int, default=5, help="hits per search (default: 5)")
+    p.add_argument("-k", type=int, default=DEFAULT_K, help="hits per search")
     p.add_argument("--json", dest="json_out", help="also write the summary here")
 
 
@@ -428,7 +429,7 @@ def run_bench_serve(args: argparse.Namespace) -> int:
 
 def bench_http_options(p: argparse.ArgumentParser) -> None:
     """Clients, duration and corpus size of the HTTP benchmark."""
-    add_memory_options(p)
+    add_memory_options(p, env=False)  # it writes synthetic turns: never the user's store
     p.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32],
                    help="concurrent clients of each phase (default: 1 8 32)")
     p.add_argument("--seconds", type=float, default=3.0,

@@ -132,12 +132,12 @@ def _show(graph: BuiltGraph, edge: Edge, index: int) -> str:
 def graph_options(p: argparse.ArgumentParser) -> None:
     """The data, the preset, the sample size and the outputs."""
     p.add_argument("path", help="a LoCoMo JSON file")
-    p.add_argument("--preset", default="realm")
+    p.add_argument("--preset", default="realm", help="the preset that builds the graphs")
     p.add_argument("--embedder", help="embedder type overriding the preset's (e.g. hashing)")
     p.add_argument("--conversation", action="append", default=[],
                    help="sample id to build (repeatable; default: all)")
     p.add_argument("--sample", type=int, default=0, help="edges drawn per predicate")
-    p.add_argument("--seed", type=int, default=17)
+    p.add_argument("--seed", type=int, default=17, help="seed of the edge sample")
     p.add_argument("--out", help="write the sample (ids only) as JSONL here")
     p.add_argument("--show", action="store_true", help="print each sampled edge's node texts")
     p.add_argument("--json", dest="json_out", help="write counts and timings here")

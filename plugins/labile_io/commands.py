@@ -15,12 +15,23 @@ import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
-from labile.plugin import InputError, Observation, add_memory_options, echo, open_memory
+from labile.plugin import (
+    InputError,
+    NotFoundError,
+    Observation,
+    add_memory_options,
+    echo,
+    open_memory,
+    require_namespace,
+)
+
+if TYPE_CHECKING:
+    from labile_io.formats import Skipped
 
 __all__ = ["register_commands"]
 
@@ -50,16 +61,22 @@ def register_commands(register: Any) -> None:
 
 def _namespace(p: argparse.ArgumentParser, required: bool = True) -> None:
     add_memory_options(p)
-    p.add_argument("--namespace", "-n", required=required)
+    p.add_argument("--namespace", "-n", required=required,
+                   help="the namespace (a user, an agent, a conversation)" + (
+                       "" if required else "; required unless the file names its own"))
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    """``FILE``, ``-n``, ``--format``, ``--timestamp``, ``--tz``, ``--batch-size``."""
-    from labile_io.formats import FORMATS
+    """``FILE``, ``-n``, ``--format``, ``--timestamp``, ``--tz``, ``--batch-size``,
+    ``--skip-roles``."""
+    from labile_io.formats import DEFAULT_SKIP_ROLES, FORMATS
 
     _namespace(p, required=False)
     p.add_argument("file", help="the chat log")
     p.add_argument("--format", choices=FORMATS, help="default: detected from the file")
+    p.add_argument("--skip-roles", default=",".join(DEFAULT_SKIP_ROLES), metavar="ROLES",
+                   help="comma-separated roles whose messages are not stored (a system "
+                        "prompt, raw tool output); each is reported on stderr. '' keeps all")
     p.add_argument("--timestamp", help="ISO time of messages without one (default: now)")
     p.add_argument("--tz", default="UTC",
                    help="zone of timestamps written without one (IANA name; default UTC)")
@@ -71,15 +88,15 @@ def list_options(p: argparse.ArgumentParser) -> None:
     """``-n``, ``--nodes``, ``--offset``, ``--limit``, ``--json``."""
     _namespace(p)
     p.add_argument("--nodes", action="store_true", help="list nodes instead of observations")
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--offset", type=int, default=0, help="skip this many first")
+    p.add_argument("--limit", type=int, default=20, help="show at most this many")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
 def get_options(p: argparse.ArgumentParser) -> None:
     """``-n``, ``IDS``, ``--nodes``, ``--json``."""
     _namespace(p)
-    p.add_argument("ids", nargs="+")
+    p.add_argument("ids", nargs="+", help="observation ids (node ids with --nodes)")
     p.add_argument("--nodes", action="store_true", help="the ids are node ids")
     p.add_argument("--edges", action="store_true",
                    help="with --nodes: also show each node's edges (in and out)")
@@ -166,14 +183,22 @@ def run_add(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
     zone = _zone(args.tz)
-    options = ReadOptions(default_time=_default_time(args.timestamp, zone), tz=zone)
+    options = ReadOptions(default_time=_default_time(args.timestamp, zone), tz=zone,
+                          skip_roles=[r for r in args.skip_roles.split(",") if r.strip()])
     conversations = read_file(Path(args.file), args.format, options)
     for conv in conversations:
         if conv.namespace is None and not args.namespace:
             raise InputError("this format has no namespace of its own: pass --namespace/-n")
-    totals = {"added": 0, "already stored": 0, "nodes": 0, "edges": 0, "batches": 0}
-    start = time.perf_counter()
+    skipped = [s for c in conversations for s in c.skipped]
+    if skipped:
+        sys.stderr.write(f"warning: {args.file}: {_skipped_summary(skipped)}\n")
     total = sum(len(c.observations) for c in conversations)
+    if total == 0:
+        raise InputError(f"{args.file}: no message to add"
+                         + (" (every record was skipped, see above)" if skipped else ""))
+    totals = {"added": 0, "already stored": 0, "nodes written": 0, "edges written": 0,
+              "batches": 0}
+    start = time.perf_counter()
     with open_memory(args, create=True) as memory, \
             tqdm(total=total, unit="obs", file=sys.stderr, disable=None) as bar:
         try:
@@ -188,8 +213,8 @@ def run_add(args: argparse.Namespace) -> int:
                     report = memory.add(batch, namespace=namespace)
                     totals["added"] += len(report.added)
                     totals["already stored"] += len(report.skipped_existing)
-                    totals["nodes"] += report.nodes_written
-                    totals["edges"] += report.edges_written
+                    totals["nodes written"] += report.nodes_written
+                    totals["edges written"] += report.edges_written
                     totals["batches"] += 1
                     bar.update(len(batch))
         except KeyboardInterrupt:
@@ -201,7 +226,25 @@ def run_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def _skipped_summary(skipped: Sequence[Skipped]) -> str:
+    """``"skipped 3 records, not stored: role 'system' (line 1); no text (lines 4, 7)"``:
+    one line for any number of records (past 20 per reason, the rest are counted)."""
+    by_reason: dict[str, list[str]] = {}
+    for s in skipped:
+        by_reason.setdefault(s.reason, []).append(s.where)
+    parts = []
+    for reason, places in by_reason.items():
+        unit, numbers = places[0].split()[0], [p.split()[-1] for p in places]
+        shown = ", ".join(numbers[:20]) + (f" and {len(numbers) - 20} more"
+                                           if len(numbers) > 20 else "")
+        parts.append(f"{reason} ({unit}{'s' if len(numbers) > 1 else ''} {shown})")
+    noun = "record" if len(skipped) == 1 else "records"
+    return f"skipped {len(skipped)} {noun}, not stored: {'; '.join(parts)}"
+
+
 def _summary(totals: dict[str, int], start: float, conversations: Sequence[Any]) -> None:
+    # "written": what these batches wrote; `labile stats` counts what the store
+    # holds now, which differs once later turns replace or merge earlier nodes.
     counts = ", ".join(f"{k} {v}" for k, v in totals.items())
     echo(f"{counts}; {len(conversations)} conversation(s) in "
          f"{time.perf_counter() - start:.1f} s")
@@ -238,6 +281,7 @@ def _show(rows: Sequence[dict[str, Any]], as_json: bool) -> None:
 def run_list(args: argparse.Namespace) -> int:
     """Print one page, then where the next one starts."""
     with open_memory(args) as memory:
+        require_namespace(memory, args.namespace)
         if args.nodes:
             page: Any = memory.list_nodes(args.namespace, offset=args.offset, limit=args.limit)
             rows = [_node_row(n) for n in page.items]
@@ -257,6 +301,7 @@ def run_get(args: argparse.Namespace) -> int:
         raise InputError("--edges shows the edges of nodes: pass --nodes too")
     edges: list[dict[str, Any]] = []
     with open_memory(args) as memory:
+        require_namespace(memory, args.namespace)
         if args.nodes:
             rows = [_node_row(n) for n in memory.get_nodes(args.namespace, args.ids)]
             if args.edges and rows:
@@ -302,11 +347,22 @@ def run_namespaces(args: argparse.Namespace) -> int:
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    """Forget the observations and print what went."""
+    """Forget the observations and print what went; unknown ids are named on stderr
+    (exit 1), and when none is known nothing is done."""
     with open_memory(args) as memory:
-        counts = memory.forget(args.namespace, args.ids, erase=args.erase)
+        require_namespace(memory, args.namespace)
+        known = {o.id for o in memory.get(args.namespace, args.ids)}
+        missing = [i for i in dict.fromkeys(args.ids) if i not in known]
+        if not known:
+            raise NotFoundError(f"none of these ids is in {args.namespace!r}: "
+                                f"{', '.join(missing)}; nothing was forgotten")
+        counts = memory.forget(args.namespace, [i for i in args.ids if i in known],
+                               erase=args.erase)
     echo(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
          + ("; earlier versions erased" if args.erase else ""))
+    if missing:
+        sys.stderr.write(f"not found in {args.namespace!r}: {', '.join(missing)}\n")
+        return 1
     return 0
 
 
@@ -315,6 +371,7 @@ def run_purge(args: argparse.Namespace) -> int:
     if not args.yes:
         raise InputError(f"purge removes every record of {args.namespace!r}: pass --yes")
     with open_memory(args) as memory:
+        require_namespace(memory, args.namespace)
         memory.purge(args.namespace, erase=args.erase)
     echo(f"purged {args.namespace!r}" + ("; earlier versions erased" if args.erase else ""))
     return 0
@@ -328,6 +385,7 @@ def run_export(args: argparse.Namespace) -> int:
     from labile_io.transfer import export_records
 
     with open_memory(args) as memory:
+        require_namespace(memory, args.namespace)
         if args.format != "jsonl":
             text = _graph_text(memory, args.namespace, args.format)
             if args.output:

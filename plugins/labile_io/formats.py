@@ -15,13 +15,17 @@ A record without an ``id`` gets one derived from its own content and its
 position in the file, so reading the same file twice gives the same ids (and
 ``labile add`` skips what is stored). A record without a timestamp gets the
 caller's ``default_time``; a timestamp without a zone is read in ``tz``.
+
+Chat records whose ``role`` is in ``skip_roles`` (a system prompt, a tool's
+raw output) and records with no text are left out, and each is listed in
+`Conversation.skipped` so the caller can say so: nothing is dropped silently.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Final
@@ -30,9 +34,16 @@ import attrs
 
 from labile.plugin import InputError, Observation
 
-__all__ = ["FORMATS", "Conversation", "ReadOptions", "detect", "read_file"]
+__all__ = ["DEFAULT_SKIP_ROLES", "FORMATS", "Conversation", "ReadOptions", "Skipped", "detect",
+           "read_file"]
 
 FORMATS: Final = ("jsonl", "messages", "locomo", "longmemeval")
+#: Roles whose messages are instructions or machine output, not conversation.
+DEFAULT_SKIP_ROLES: Final = ("system", "tool")
+
+
+def _roles(roles: Iterable[str]) -> frozenset[str]:
+    return frozenset(r.strip().lower() for r in roles)
 
 
 @attrs.frozen(kw_only=True)
@@ -42,18 +53,37 @@ class ReadOptions:
     Attributes:
         default_time: The timestamp of records without one.
         tz: The zone of timestamps written without one.
+        skip_roles: Chat records with one of these roles (compared in lower
+            case) are left out.
     """
 
     default_time: datetime
     tz: tzinfo
+    skip_roles: frozenset[str] = attrs.field(default=frozenset(DEFAULT_SKIP_ROLES),
+                                             converter=_roles)
+
+
+@attrs.frozen(kw_only=True)
+class Skipped:
+    """A record left out, and why.
+
+    Attributes:
+        where: Where it is in the file (``"line 3"``, ``"message 1"``).
+        reason: ``"role 'system'"``, or ``"no text"``.
+    """
+
+    where: str
+    reason: str
 
 
 @attrs.frozen(kw_only=True)
 class Conversation:
-    """Observations bound for one namespace (``None``: the one the caller names)."""
+    """Observations bound for one namespace (``None``: the one the caller names), and
+    the records of the file that were left out."""
 
     namespace: str | None
     observations: tuple[Observation, ...]
+    skipped: tuple[Skipped, ...] = ()
 
 
 def detect(path: Path, text: str) -> str:
@@ -94,6 +124,8 @@ def read_file(path: Path, fmt: str | None, options: ReadOptions) -> list[Convers
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read it ({exc})") from None
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty: there is nothing to add")
     fmt = fmt or detect(path, text)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -113,9 +145,20 @@ def read_file(path: Path, fmt: str | None, options: ReadOptions) -> list[Convers
         if not isinstance(data, list):
             raise InputError(f"{path}: expected a JSON list of messages")
         records = [(f"message {i + 1}", item) for i, item in enumerate(data)]
-    observations = [_observation(path, where, position, row, options)
-                    for position, (where, row) in enumerate(records)]
-    return [Conversation(namespace=None, observations=tuple(o for o in observations if o))]
+    observations: list[Observation] = []
+    skipped: list[Skipped] = []
+    for position, (where, row) in enumerate(records):
+        role = row.get("role") if isinstance(row, Mapping) else None
+        if isinstance(role, str) and role.strip().lower() in options.skip_roles:
+            skipped.append(Skipped(where=where, reason=f"role {role.strip().lower()!r}"))
+            continue
+        obs = _observation(path, where, position, row, options)
+        if obs is None:
+            skipped.append(Skipped(where=where, reason="no text"))
+        else:
+            observations.append(obs)
+    return [Conversation(namespace=None, observations=tuple(observations),
+                         skipped=tuple(skipped))]
 
 
 def _json(path: Path, text: str, where: str) -> Any:

@@ -12,16 +12,20 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import time
 
 from labile import plugins_disabled, read_toml, resolve
 from labile.plugin import (
     BUNDLED,
+    DEFAULT_K,
+    Embedder,
     RegisterCommand,
     add_memory_options,
     build_registries,
     echo,
     get_plugin_manager,
     open_memory,
+    require_namespace,
 )
 
 __all__ = ["register_pipeline_commands"]
@@ -44,48 +48,62 @@ def register_pipeline_commands(register: RegisterCommand) -> None:
 
 def _opts_components(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", help="only this kind (seeder, store, …)")
-    p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    p.add_argument("--format", choices=("text", "md", "json"), default="text",
+                   help="plain text, JSON, or the Markdown reference of the docs (which "
+                        "lists every component, ablations included)")
     p.add_argument("--bundled", action="store_true",
                    help="only the plugins that ship with labile (as in the docs)")
+    p.add_argument("--all", action="store_true",
+                   help="also list the ablation presets (benchmark variants, not for use)")
 
 
 def _opts_check(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file")
+    p.add_argument("file", help="the config file (TOML)")
 
 
 def _opts_namespace(p: argparse.ArgumentParser) -> None:
     add_memory_options(p)
-    p.add_argument("--namespace", "-n", required=True)
+    p.add_argument("--namespace", "-n", required=True,
+                   help="the namespace (a user, an agent, a conversation)")
 
 
 def _opts_search(p: argparse.ArgumentParser) -> None:
     _opts_namespace(p)
-    p.add_argument("-k", type=int, default=5)
+    p.add_argument("-k", type=int, default=DEFAULT_K, help="how many hits to show")
     p.add_argument("--json", action="store_true",
                    help="one JSON object in the labile.hit/1 schema (docs/http-api.md): the "
                         "hits with their sources, labelled dates, validity and how each "
                         "was reached")
-    p.add_argument("query")
+    p.add_argument("query", help="what to look for, in natural language")
 
 
 def _opts_stats(p: argparse.ArgumentParser) -> None:
     add_memory_options(p)
-    p.add_argument("--namespace", "-n")
+    p.add_argument("--namespace", "-n", help="only this namespace (default: the whole store)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 # -- commands -----------------------------------------------------------------------
 
 
 def _cmd_components(args: argparse.Namespace) -> int:
-    from labile_io.render import components_json, components_markdown, components_text
+    from labile_io.render import (
+        components_json,
+        components_markdown,
+        components_text,
+        is_ablation,
+    )
 
     pm = get_plugin_manager(only=BUNDLED) if args.bundled else None
     registries = build_registries(pm)
     kinds = [args.kind] if args.kind else list(registries.by_kind)
     if args.kind:
         registries[args.kind]  # raises with the known kinds
-    render = {"text": components_text, "md": components_markdown, "json": components_json}
-    echo(render[args.format](registries, kinds))
+    if args.format == "md":  # the reference documents every component
+        echo(components_markdown(registries, kinds))
+        return 0
+    render = components_json if args.format == "json" else components_text
+    echo(render(registries, kinds, hide=None if args.all else is_ablation))
     return 0
 
 
@@ -105,6 +123,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from labile_io.render import hit_text
 
     with open_memory(args) as memory:
+        require_namespace(memory, args.namespace)
+        load_ms = _load_model(memory.embedder)
         result = memory.search(args.query, namespace=args.namespace, k=args.k)
         payload = search_payload(memory, result)
     if args.json:
@@ -119,12 +139,26 @@ def _cmd_search(args: argparse.Namespace) -> int:
         # numbers look mis-sorted.
         echo("(ranked by the pipeline's last filter, whose ordering rules can override "
              "the score shown; each score is the hit's own relevance)")
-    echo(f"({result.total_ms:.1f} ms, of which {result.embed_ms:.1f} ms embedding the query)")
+    echo(f"(search {result.total_ms:.1f} ms, of which {result.embed_ms:.1f} ms embedding the "
+         f"query; loading the model took {load_ms:.0f} ms before it)")
     return 0
+
+
+def _load_model(embedder: Embedder) -> float:
+    """Load ``embedder``'s model now, so the search time shown is the query's alone;
+    returns the milliseconds it took (a model loads on its first use, once per process)."""
+    start = time.perf_counter()
+    load = getattr(embedder, "load", None)
+    if callable(load):
+        load()
+    else:  # the protocol has no load(): one embedding loads whatever is lazy
+        embedder.embed(["warm-up"])
+    return (time.perf_counter() - start) * 1000
 
 
 def _cmd_consolidate(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
+        require_namespace(memory, args.namespace)
         reports = memory.consolidate(namespace=args.namespace)
     if not reports:
         echo("this pipeline has no consolidators")
@@ -135,6 +169,12 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
+    from labile_io.stats_text import stats_text
+
     with open_memory(args) as memory:
-        echo(json.dumps(memory.stats(args.namespace), indent=2, default=str))
+        if args.namespace is not None:
+            require_namespace(memory, args.namespace)
+        stats = memory.stats(args.namespace)
+    echo(json.dumps(stats, indent=2, default=str) if args.json
+         else stats_text(stats, args.namespace))
     return 0

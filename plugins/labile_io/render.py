@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_args
 
 import attrs
@@ -19,12 +19,23 @@ import attrs
 from labile.plugin import Registries, nested_kind
 
 _VALUE_KINDS = ("node_kind", "predicate", "preset")
+#: Which components a listing leaves out (``None``: none).
+Hide = Callable[[Any], bool] | None
 
 
-def _rows(registries: Registries, kinds: Sequence[str]) -> list[dict[str, Any]]:
+def is_ablation(component: Any) -> bool:
+    """Whether ``component`` is an ablation preset: a benchmark variant that turns one
+    part of a pipeline off, marked by bundles with a summary that starts "ablation"."""
+    return bool(component.kind == "preset" and component.summary.startswith("ablation"))
+
+
+def _rows(registries: Registries, kinds: Sequence[str], hide: Hide = None,
+          ) -> list[dict[str, Any]]:
     rows = []
     for kind in kinds:
         for comp in registries[kind]:
+            if hide is not None and hide(comp):
+                continue
             fields = [] if kind in _VALUE_KINDS else config_fields(comp.config)
             rows.append({"kind": kind, "name": comp.name, "plugin": comp.plugin,
                          "summary": comp.summary,
@@ -32,15 +43,16 @@ def _rows(registries: Registries, kinds: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def components_json(registries: Registries, kinds: Sequence[str]) -> str:
-    """Every component of ``kinds`` with its options, as JSON."""
-    return json.dumps(_rows(registries, kinds), indent=2, default=str)
+def components_json(registries: Registries, kinds: Sequence[str], hide: Hide = None) -> str:
+    """Every component of ``kinds`` (but those ``hide`` picks) with its options, as JSON."""
+    return json.dumps(_rows(registries, kinds, hide), indent=2, default=str)
 
 
-def components_text(registries: Registries, kinds: Sequence[str]) -> str:
-    """A plain listing: ``kind name (plugin) — summary`` and indented options."""
+def components_text(registries: Registries, kinds: Sequence[str], hide: Hide = None) -> str:
+    """A plain listing: ``kind name (plugin) — summary`` and indented options (but the
+    components ``hide`` picks)."""
     lines = []
-    for row in _rows(registries, kinds):
+    for row in _rows(registries, kinds, hide):
         lines.append(f"{row['kind']:<15} {row['name']:<28} ({row['plugin']}) {row['summary']}")
         for opt in row["options"]:
             lines.append(f"{'':<17}{opt['name']}: {opt['type']} = {opt['default']!r}")

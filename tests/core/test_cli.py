@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import types
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,8 @@ def test_search_says_when_scores_do_not_follow_rank(
     class Stub:
         def __init__(self, scores: list[float]) -> None:
             self.scores = scores
+            self.store = types.SimpleNamespace(namespaces=lambda: ["u"])
+            self.embedder = types.SimpleNamespace(embed=lambda texts: None)
 
         def search(self, *_a: Any, **_k: Any) -> RetrievalResult:
             return result(self.scores)

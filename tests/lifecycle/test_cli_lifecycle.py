@@ -94,8 +94,8 @@ def test_list_get_forget_purge(store: str, capsys: pytest.CaptureFixture[str]) -
     assert code == 2 and "pass --yes" in err
     code, out, _ = run(capsys, "purge", "--path", store, "-n", "u", "--yes")
     assert code == 0
-    code, out, _ = run(capsys, "list", "--path", store, "-n", "u")
-    assert "(0 of 0 from offset 0)" in out
+    code, _, err = run(capsys, "list", "--path", store, "-n", "u")
+    assert code == 1 and "no namespace 'u' in this store (it is empty)" in err
 
 
 def test_export_import_round_trip(store: str, tmp_path: Path,
@@ -126,7 +126,7 @@ def test_read_only_commands_refuse_a_missing_store(
     for args in (["search", "-n", "u", "x"], ["stats"], ["list", "-n", "u"],
                  ["export", "-n", "u"], ["inspect", "allmem", "-n", "u"]):
         code, _, err = run(capsys, *args, "--path", str(typo))
-        assert code == 2 and f"no store at {typo}" in err, args
+        assert code == 1 and f"no store at {typo}" in err, args
         assert err.count("\n") == 1  # one line, no traceback
     assert not typo.exists()
 

@@ -149,4 +149,4 @@ def test_without_the_sdk_the_commands_name_the_extra_to_install(
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "mcp" else real(name, *a))
     assert labile_main(["serve", "mcp", "-n", "a"]) == 2
-    assert "pip install 'labile[mcp]'" in capsys.readouterr().err
+    assert "pip install -e '.[mcp]' in a labile checkout" in capsys.readouterr().err

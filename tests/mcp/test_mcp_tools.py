@@ -81,7 +81,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("search_memory", {"query": 42}, "valid string"),                         # wrong type
     ("search_memory", {"query": "x", "k": "many"}, "valid integer"),
     ("search_memory", {"query": "x", "k": 0}, "greater than or equal to 1"),
-    ("search_memory", {"query": "x", "k": 51}, "limit of 50"),
+    ("search_memory", {"query": "x", "k": 51}, "less than or equal to 50"),  # declared max
     ("search_memory", {"query": "x", "as_of": "last week"}, "ISO 8601"),
     ("search_memory", {"query": "x" * 20_001}, "at most 20,000"),            # huge text
     ("search_memory", {"query": "x", "namespace": "eve"}, "not served here"),

@@ -203,7 +203,6 @@ class OfflineUnitExtractor:
         keywords: list[str],
         ents: list[Entity],
     ) -> Unit:
-        speaker = obs.speaker or "someone"
         said = _clean(obs.text) or " ".join(_clean(s) for s in informative)
         when = date_phrase(obs.timestamp)
         only_questions = bool(informative) and not statements
@@ -214,7 +213,10 @@ class OfflineUnitExtractor:
             verb, joiner = "asked", " "
         else:
             verb, joiner = "said", " to "
-        desc = f"On {when}, {speaker} {verb}{joiner + listener if listener else ''}"
+        if obs.speaker:
+            desc = f"On {when}, {obs.speaker} {verb}{joiner + listener if listener else ''}"
+        else:  # a plain note, said by no one: not "someone said"
+            desc = f"On {when}, a note"
         if said:
             desc += f": {said}"
         if caption:

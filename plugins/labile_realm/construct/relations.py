@@ -303,7 +303,7 @@ def session_highlights(events: Sequence[Node], k: int = 3, max_words: int = 25) 
             scored.append((score, best, ev))
     top = sorted(scored, key=lambda t: -t[0])[:k]
     top.sort(key=lambda t: str(t[2].attrs.get("said_at", "")))
-    return [(ev, str(ev.attrs.get("speaker") or "someone"), _words(best, max_words))
+    return [(ev, str(ev.attrs.get("speaker") or ""), _words(best, max_words))
             for _, best, ev in top]
 
 
@@ -311,7 +311,9 @@ def highlight_text(highlights: Sequence[Highlight]) -> str:
     """The highlights as the tail of an episode description (empty when there are none)."""
     if not highlights:
         return ""
-    return "; highlights: " + " ".join(f"{who} said: {text}" for _, who, text in highlights)
+    # A turn without a speaker is a note: "a note: …", never "someone said: …".
+    return "; highlights: " + " ".join(f"{who} said: {text}" if who else f"a note: {text}"
+                                       for _, who, text in highlights)
 
 
 def _words(text: str, limit: int) -> str:
@@ -327,5 +329,5 @@ def summary_links(episode: Node, highlights: Sequence[Highlight]) -> list[EdgeOp
     """
     return [_edge(
         episode.id, ev.id, SUMMARIZES, 0.6,
-        f"{episode.attrs.get('name', 'the session')} in brief — {who}: {text}",
+        f"{episode.attrs.get('name', 'the session')} in brief — {who or 'a note'}: {text}",
     ) for ev, who, text in highlights]
