@@ -19,7 +19,8 @@ It exports the hook marker and callbacks (`hookimpl`, `Register`,
 `Declare`), the kind declaration (`KindSpec`), the ports every component
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
-`component_field`, `nested_kind`, `runtime_field`, `runtime_only`), the
+`component_field`, `nested_kind`, `runtime_field`, `runtime_only`, `bounded`,
+`upper_bound`), the
 data model, the errors a component raises, and what commands use (`echo`,
 `open_memory`, `BUNDLED`: the bundles that ship with labile). The other
 kernel modules are the kernel's own business.
@@ -38,10 +39,12 @@ from labile._commands import (
 from labile._config import structure_options
 from labile._convert import (
     ComponentSpec,
+    bounded,
     component_field,
     nested_kind,
     runtime_field,
     runtime_only,
+    upper_bound,
 )
 from labile._errors import (
     ConfigError,
@@ -114,7 +117,7 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
-    "runtime_only", "structure_options", "utcnow", "zscores",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "bounded", "component_field",
+    "cosine", "echo", "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf",
+    "runtime_field", "runtime_only", "structure_options", "upper_bound", "utcnow", "zscores",
 ]

@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 import structlog
 
-from labile.plugin import runtime_field
+from labile.plugin import bounded, runtime_field
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -135,10 +135,10 @@ class MiniLMConfig:
     """
 
     threads: int = runtime_field(
-        default=2, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+        default=2, validator=[attrs.validators.instance_of(int), bounded(1, 256)]
     )
     batch_size: int = runtime_field(
-        default=8, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+        default=8, validator=[attrs.validators.instance_of(int), bounded(1, 4096)]
     )
     max_tokens: int = attrs.field(
         default=256,
