@@ -36,6 +36,10 @@ def _aware(_inst: object, attribute: Attribute[Any], value: datetime | None) -> 
         check_when(attribute.name, value)
 
 
+def _when(_inst: object, attribute: Attribute[Any], value: datetime) -> None:
+    check_when(attribute.name, value)  # a required time: None is an error too
+
+
 def _text(_inst: object, attribute: Attribute[Any], value: str) -> None:
     check_text(attribute.name, value, empty=True)
 
@@ -98,7 +102,7 @@ class Observation:
 
     id: str = attrs.field(validator=_name)
     text: str = attrs.field(validator=_text)
-    timestamp: datetime = attrs.field(validator=_aware)
+    timestamp: datetime = attrs.field(validator=_when)
     speaker: str | None = None
     session: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict, converter=_mapping_of("metadata"))
