@@ -59,21 +59,24 @@ def _tuple_of_str(value: Sequence[str] | str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _mapping_of(name: str) -> Any:
-    """A converter to a fresh ``dict`` for the field ``name``: ``None`` gives an empty
-    one, anything but a mapping an `InputError` naming the field."""
+def _as_mapping(name: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``value`` as a fresh ``dict`` (``None``: an empty one), or an `InputError`
+    naming the field ``name`` when it is not a mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise InputError(f"{name} must be a mapping of names to JSON values (a dict such "
+                         f"as {{'caption': '...'}}), got {type(value).__name__} {shown}")
+    return dict(value)
 
-    def convert(value: Mapping[str, Any] | None) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-            raise InputError(f"{name} must be a mapping of names to JSON values (a dict "
-                             f"such as {{'caption': '...'}}), got {type(value).__name__} "
-                             f"{shown}")
-        return dict(value)
 
-    return convert
+def _metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return _as_mapping("metadata", value)
+
+
+def _attrs_table(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return _as_mapping("attrs", value)
 
 
 @attrs.frozen(kw_only=True)
@@ -105,7 +108,7 @@ class Observation:
     timestamp: datetime = attrs.field(validator=_when)
     speaker: str | None = None
     session: str | None = None
-    metadata: dict[str, Any] = attrs.field(factory=dict, converter=_mapping_of("metadata"))
+    metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
     namespace: str = ""
 
 
@@ -174,7 +177,7 @@ class Node:
     embedding: Vector | None = attrs.field(default=None, repr=False)
     namespace: str = ""
     # Declared last: inside the class body this name shadows the attrs module.
-    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_mapping_of("attrs"))
+    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_attrs_table)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -211,7 +214,7 @@ class Edge:
     updated_at: datetime = attrs.field(factory=utcnow, validator=_aware)
     namespace: str = ""
     # Declared last: inside the class body this name shadows the attrs module.
-    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_mapping_of("attrs"))
+    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_attrs_table)
 
     @weight.validator
     def _check_weight(self, _attribute: Attribute[float], value: float) -> None:
