@@ -12,8 +12,6 @@ from labile.plugin import bounded
 StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"]
 
 
-#: 600: the longest string bound llama.cpp's grammar parser reliably accepts
-_string_bound = v.optional(bounded(1, 600))
 
 
 @attrs.frozen(kw_only=True)
@@ -81,4 +79,6 @@ class LiteLLMConfig:
     requests_per_minute: int | None = attrs.field(
         default=None, validator=v.optional(bounded(1, 1_000_000)))
     cache_dir: str | None = None
-    max_string_chars: int | None = attrs.field(default=400, validator=_string_bound)
+    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
+    max_string_chars: int | None = attrs.field(default=400,
+                                               validator=bounded(1, 600, or_none=True))

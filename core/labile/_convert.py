@@ -106,23 +106,29 @@ def nested_kind(field: attrs.Attribute[Any]) -> str | None:
 
 @attrs.frozen
 class Bounds:
-    """An attrs validator: a number (not a bool, not NaN) from ``low`` to ``high``.
+    """An attrs validator: a number (not a bool, not NaN) from ``low`` to ``high``,
+    or ``None`` when ``or_none``.
 
     Make one with `bounded`; `upper_bound` finds it again in a field's validators.
     """
 
     low: float
     high: float
+    or_none: bool = False
 
     def __call__(self, _inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is None and self.or_none:
+            return
         if isinstance(value, bool) or not isinstance(value, int | float) \
                 or not self.low <= value <= self.high:
+            unset = " or unset" if self.or_none else ""
             raise ValueError(f"{attribute.name} must be a number from {self.low!r} to "
-                             f"{self.high!r}, got {value!r}")
+                             f"{self.high!r}{unset}, got {value!r}")
 
 
-def bounded(low: float, high: float) -> Bounds:
-    """A validator keeping an option within ``low``..``high`` (inclusive).
+def bounded(low: float, high: float, *, or_none: bool = False) -> Bounds:
+    """A validator keeping an option within ``low``..``high`` (inclusive); with
+    ``or_none``, ``None`` (unset) is allowed too.
 
     Use it for every option that sizes a resource, with an upper bound a real
     deployment never needs to pass::
@@ -131,7 +137,7 @@ def bounded(low: float, high: float) -> Bounds:
     """
     if not low <= high:
         raise ValueError(f"bounded({low!r}, {high!r}): low must not exceed high")
-    return Bounds(low, high)
+    return Bounds(low, high, or_none)
 
 
 def upper_bound(field: attrs.Attribute[Any]) -> float | None:
