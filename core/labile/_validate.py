@@ -61,13 +61,12 @@ def check_text(name: str, value: object, *, empty: bool = False) -> str:
 
 def check_name(name: str, value: object) -> str:
     """A namespace or record id: a non-blank encodable string without `RESERVED_SEPARATOR`."""
-    check_text(name, value)
-    assert isinstance(value, str)  # narrowed by check_text
-    if RESERVED_SEPARATOR in value:
-        raise InputError(f"{name} {_shown(value)} contains the unit separator '\\x1f', which "
+    text = check_text(name, value)
+    if RESERVED_SEPARATOR in text:
+        raise InputError(f"{name} {_shown(text)} contains the unit separator '\\x1f', which "
                          "is reserved (stores join namespaces and ids with it); any other "
                          "character is allowed")
-    return value
+    return text
 
 
 def check_namespace(value: object) -> str:
