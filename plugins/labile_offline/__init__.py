@@ -57,19 +57,20 @@ def _cycles_options(p: argparse.ArgumentParser) -> None:
 
 def _run_cycles(args: argparse.Namespace) -> int:
     from labile.plugin import InputError, echo
-    from labile_offline.bench_cycles import run_cycles
+    from labile_offline.bench_cycles import WARM_UP, run_cycles
 
     if args.cycles < 1 or args.every < 1:
         raise InputError("--cycles and --every must be at least 1")
     config = {"embedder": {"type": args.embedder}} if args.embedder else None
     echo("cycle  os_threads  py_threads  rss_mb  ms/cycle")
-    first = None
-    for mark in run_cycles(args.cycles, config=config, preset=args.preset, every=args.every,
+    warm = last = None
+    for last in run_cycles(args.cycles, config=config, preset=args.preset, every=args.every,
                            pool=not args.no_session_pool):
-        first = first or mark
-        echo(f"{mark.cycle:5d}  {mark.os_threads:10d}  {mark.python_threads:10d}  "
-             f"{mark.rss_mb:6.1f}  {mark.ms_per_cycle:8.1f}")
-    if first is not None and mark is not first:
-        echo(f"after the warm-up (cycle {first.cycle}): threads "
-             f"{mark.os_threads - first.os_threads:+d}, RSS {mark.rss_mb - first.rss_mb:+.1f} MB")
+        if last.cycle == min(WARM_UP, args.cycles):
+            warm = last
+        echo(f"{last.cycle:5d}  {last.os_threads:10d}  {last.python_threads:10d}  "
+             f"{last.rss_mb:6.1f}  {last.ms_per_cycle:8.1f}")
+    if warm is not None and last is not None and last is not warm:
+        echo(f"after the warm-up (cycle {warm.cycle}): threads "
+             f"{last.os_threads - warm.os_threads:+d}, RSS {last.rss_mb - warm.rss_mb:+.1f} MB")
     return 0

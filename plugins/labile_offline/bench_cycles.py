@@ -25,7 +25,10 @@ import attrs
 
 from labile_offline.pool import release_sessions
 
-__all__ = ["Checkpoint", "os_threads", "rss_mb", "run_cycles"]
+__all__ = ["WARM_UP", "Checkpoint", "os_threads", "rss_mb", "run_cycles"]
+
+#: Cycles after which the process is taken as warm: growth is read from here.
+WARM_UP = 10
 
 
 @attrs.frozen
@@ -60,13 +63,14 @@ def rss_mb() -> float:
 
 
 def _checkpoints(cycles: int, every: int) -> set[int]:
-    return {c for c in range(every, cycles + 1, every)} | {min(10, cycles), cycles}
+    return {c for c in range(every, cycles + 1, every)} | {min(WARM_UP, cycles), cycles}
 
 
 def run_cycles(cycles: int, *, config: dict[str, Any] | None = None,
                preset: str | None = "realm", every: int = 100,
                path: Path | None = None, pool: bool = True) -> Iterator[Checkpoint]:
-    """Fill a store, then yield a `Checkpoint` after cycle 10 and every ``every`` cycles.
+    """Fill a store, then yield a `Checkpoint` after `WARM_UP` cycles, every ``every``
+    cycles and at the end.
 
     Args:
         cycles: How many open/search/close cycles to run.

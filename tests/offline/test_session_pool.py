@@ -72,7 +72,7 @@ def test_open_close_cycles_keep_threads_flat(embedder: str) -> None:
     # the slack covers the async runtime's blocking pool, which starts threads on
     # demand and retires them when idle.
     marks = list(run_cycles(60, config={"embedder": {"type": embedder}}, preset="realm",
-                            every=25))
+                            every=30))
     warm, last = marks[0], marks[-1]
     assert (warm.cycle, last.cycle) == (10, 60)
     assert last.os_threads <= warm.os_threads + 4, marks
@@ -88,3 +88,16 @@ def test_open_close_cycles_keep_memory_flat_with_minilm() -> None:
     marks = list(run_cycles(60, config={"embedder": {"type": "minilm"}}, preset="realm",
                             every=50))
     assert marks[-1].rss_mb - marks[0].rss_mb < 8.0, marks
+
+
+def test_the_bench_command_reports_growth_after_the_warm_up(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    assert main(["bench", "cycles", "--cycles", "12", "--every", "6", "--preset", "bm25",
+                 "--embedder", "hashing"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cycle  os_threads") and "after the warm-up (cycle 10)" in out
+    assert [line.split()[0] for line in out.splitlines()[1:4]] == ["6", "10", "12"]
+    assert main(["bench", "cycles", "--cycles", "0"]) == 2
+    assert "--cycles and --every must be at least 1" in capsys.readouterr().err
