@@ -20,7 +20,7 @@ It exports the hook marker and callbacks (`hookimpl`, `Register`,
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the config helpers (`NoConfig`, `ComponentSpec`,
 `component_field`, `nested_kind`, `runtime_field`, `runtime_only`, `bounded`,
-`upper_bound`), the
+`upper_bound`), `check_namespace` (the memory's own check of a namespace), the
 data model, the errors a component raises, and what commands use (`echo`,
 `open_memory`, `BUNDLED`: the bundles that ship with labile). The other
 kernel modules are the kernel's own business.
@@ -105,6 +105,7 @@ from labile._protocols import (
 from labile._recorded import holds_store
 from labile._registry import NoConfig, Register, Registries
 from labile._usage import UsageMeter
+from labile._validate import check_namespace
 from labile._vectors import cosine
 
 __all__ = [
@@ -117,7 +118,8 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "bounded", "component_field",
-    "cosine", "echo", "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf",
-    "runtime_field", "runtime_only", "structure_options", "upper_bound", "utcnow", "zscores",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "bounded", "check_namespace",
+    "component_field", "cosine", "echo", "edge_id", "holds_store", "hookimpl", "nested_kind",
+    "open_memory", "rrf", "runtime_field", "runtime_only", "structure_options", "upper_bound",
+    "utcnow", "zscores",
 ]

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from labile._validate import check_namespace
-from labile.plugin import Edge, InputError, Node, Observation
+from labile.plugin import Edge, InputError, Node, Observation, check_namespace
 from labile_io.import_checks import ImportCheck
 
 if TYPE_CHECKING:

@@ -82,6 +82,7 @@ def test_every_bad_bound_is_reported_at_once(tmp_path: Path,
 @given(low=st.integers(-1000, 1000), span=st.integers(0, 1000),
        value=st.one_of(st.integers(-3000, 3000), st.floats(allow_nan=True)))
 def test_bounded_accepts_exactly_its_range(low: int, span: int, value: float) -> None:
+    """`bounded(low, high)` accepts a number iff low <= number <= high (never NaN)."""
     @attrs.frozen
     class Options:
         n: float = attrs.field(validator=bounded(low, low + span))

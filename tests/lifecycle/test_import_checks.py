@@ -163,6 +163,7 @@ def test_the_listing_is_capped(exported: list[Record], target: Memory) -> None:
 @given(names=st.lists(st.sampled_from(sorted(CORRUPTIONS)), min_size=1, max_size=4))
 def test_any_corruption_writes_nothing(exported: list[Record], target: Memory,
                                        names: list[str]) -> None:
+    """Any mix of corruptions is refused and leaves the target namespace empty."""
     records = copy.deepcopy(exported)
     for name in names:
         CORRUPTIONS[name][0](records)
