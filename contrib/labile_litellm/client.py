@@ -34,8 +34,11 @@ Per call the client:
 ``max_repairs`` times and fails closed with `LLMOutputError`.
 
 Secrets: keys are read from the environment at call time and passed only to
-litellm; they are never logged, stored, cached, or kept in the config, and
-error messages are redacted before they leave the client. A loopback
+litellm; they are never logged, stored, cached, or kept in the config. Error
+messages are redacted before they leave the client; a reply that echoes a key
+has it masked before it is cached, returned, raised (``LLMOutputError.raw``) or
+quoted in a repair prompt; and litellm's ``set_verbose``, which prints provider
+errors to stdout past any logging filter, is kept off. A loopback
 ``api_base`` without ``api_key_env`` gets a placeholder key (`LOCAL_KEY`):
 local servers need none, the OpenAI SDK refuses to send a request without
 one, and the provider's real key has no business going to a local server.
@@ -57,7 +60,13 @@ import attrs
 from labile.plugin import UsageMeter, get_logger
 from labile_litellm import redacting
 from labile_litellm.config import LiteLLMConfig
-from labile_litellm.loading import INSTALL_HINT, LOCAL_KEY, is_loopback, load_litellm
+from labile_litellm.loading import (
+    INSTALL_HINT,
+    LOCAL_KEY,
+    is_loopback,
+    load_litellm,
+    silence_verbose,
+)
 from labile_litellm.response import as_int, mentions_format, read_response
 from labile_llm.cache import CachedReply, ResponseCache
 from labile_llm.json_completion import (
@@ -76,6 +85,7 @@ from labile_llm.retry import (
     call_with_retry,
     known_secrets,
     redact,
+    scrub,
 )
 from labile_llm.schema_bounds import grammar_schema
 from labile_llm.tokens import count_tokens_like_litellm
@@ -294,6 +304,7 @@ class LiteLLMClient(JSONCompletion):
         kwargs = self._request_kwargs(prompt, operation=operation, system=system,
                                       schema=json_schema, mode=mode, max_tokens=max_tokens)
         key = None
+        secrets = self._secrets()
         if self._cache is not None:
             key = ResponseCache.key(
                 model=self.model, messages=kwargs["messages"],
@@ -306,7 +317,7 @@ class LiteLLMClient(JSONCompletion):
                 self.usage.record(operation, prompt_tokens=hit.prompt_tokens,
                                   completion_tokens=hit.completion_tokens, cache_hit=True)
                 log.debug("llm_cache_hit", operation=operation, model=self.model)
-                return hit.text
+                return scrub(hit.text, secrets)  # a cache written before scrubbing
         try:
             reply = self._call(kwargs, operation=operation, mode=mode)
         except LLMCallError as err:
@@ -318,6 +329,9 @@ class LiteLLMClient(JSONCompletion):
                 return self._complete_raw(prompt, operation=operation, system=system,
                                           json_schema=json_schema, max_tokens=max_tokens)
             raise
+        # A provider may echo the key: keep it out of the cache, of LLMOutputError.raw
+        # and of the repair prompt, which all start from the text returned here.
+        reply = attrs.evolve(reply, text=scrub(reply.text, secrets))
         if self._cache is not None and key is not None:
             self._cache.put(key, reply, model=self.model, operation=operation)
         return reply.text
@@ -374,6 +388,7 @@ class LiteLLMClient(JSONCompletion):
                 call_kwargs["api_key"] = key
             elif is_loopback(self.config.api_base):
                 call_kwargs["api_key"] = LOCAL_KEY
+            silence_verbose(self._litellm)  # the application may have switched it on
             with self._limiter.slot():
                 start = time.perf_counter()
                 try:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 from attrs import validators as v
 
+from labile.plugin import bounded
+
 StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"]
 
 
-def _string_bound(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
-    if value is not None and not 1 <= value <= 600:
-        raise ValueError(f"'{attribute.name}' must be between 1 and 600 or unset, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -63,8 +61,8 @@ class LiteLLMConfig:
 
     model: str = attrs.field(default="gpt-4o-mini", validator=v.min_len(1))
     temperature: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.le(2.0)])
-    max_tokens: int = attrs.field(default=1024, validator=v.ge(1))
-    timeout_s: float = attrs.field(default=60.0, validator=v.gt(0.0))
+    max_tokens: int = attrs.field(default=1024, validator=bounded(1, 1_000_000))
+    timeout_s: float = attrs.field(default=60.0, validator=bounded(0.001, 86_400.0))
     api_base: str | None = None
     api_key_env: str | None = attrs.field(
         default=None, validator=v.optional(v.matches_re(r"^[A-Za-z_][A-Za-z0-9_]*$"))
@@ -73,11 +71,14 @@ class LiteLLMConfig:
         default="auto",
         validator=v.in_(("auto", "json_schema", "json_object_schema", "json_object", "prompt")),
     )
-    max_repairs: int = attrs.field(default=2, validator=v.ge(0))
-    max_retries: int = attrs.field(default=4, validator=v.ge(0))
-    backoff_base_s: float = attrs.field(default=1.0, validator=v.ge(0.0))
-    backoff_max_s: float = attrs.field(default=30.0, validator=v.ge(0.0))
-    max_concurrency: int = attrs.field(default=4, validator=v.ge(1))
-    requests_per_minute: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
+    max_repairs: int = attrs.field(default=2, validator=bounded(0, 10))
+    max_retries: int = attrs.field(default=4, validator=bounded(0, 100))
+    backoff_base_s: float = attrs.field(default=1.0, validator=bounded(0.0, 3600.0))
+    backoff_max_s: float = attrs.field(default=30.0, validator=bounded(0.0, 86_400.0))
+    max_concurrency: int = attrs.field(default=4, validator=bounded(1, 256))
+    requests_per_minute: int | None = attrs.field(
+        default=None, validator=v.optional(bounded(1, 1_000_000)))
     cache_dir: str | None = None
-    max_string_chars: int | None = attrs.field(default=400, validator=_string_bound)
+    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
+    max_string_chars: int | None = attrs.field(default=400,
+                                               validator=bounded(1, 600, or_none=True))

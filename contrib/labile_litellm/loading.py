@@ -3,7 +3,8 @@
 `load_litellm` sets litellm's offline variables before the import (unless the
 user set them), so importing it never fetches a price map or a tokenizer;
 `is_loopback` decides whether an ``api_base`` is this machine (such servers
-get `LOCAL_KEY`, never the provider's real key).
+get `LOCAL_KEY`, never the provider's real key); `silence_verbose` keeps
+litellm's stdout prints, which bypass logging and its redaction, off.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 import ipaddress
 import os
 from types import ModuleType
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
-from labile.plugin import MissingDependencyError
+from labile.plugin import MissingDependencyError, get_logger
 from labile_litellm import redacting
 
 INSTALL_HINT: Final = "pip install 'labile[llm]'"
@@ -22,7 +23,7 @@ INSTALL_HINT: Final = "pip install 'labile[llm]'"
 LOCAL_KEY: Final = "sk-local-no-key"
 _OFFLINE_ENV: Final = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 
-__all__ = ["INSTALL_HINT", "LOCAL_KEY", "is_loopback", "load_litellm"]
+__all__ = ["INSTALL_HINT", "LOCAL_KEY", "is_loopback", "load_litellm", "silence_verbose"]
 
 
 def is_loopback(url: str | None) -> bool:
@@ -57,5 +58,28 @@ def load_litellm() -> ModuleType:
             f"the 'litellm' llm needs the litellm package: {INSTALL_HINT}"
         ) from None
     litellm.suppress_debug_info = True
+    silence_verbose(litellm)
     redacting.install()
     return litellm
+
+
+def silence_verbose(litellm: ModuleType) -> None:
+    """Turn litellm's ``set_verbose`` off, on the package and in ``litellm._logging``.
+
+    With it on, litellm ``print``s provider errors to stdout, where a provider that
+    quotes the key ("Incorrect API key provided: sk-…") puts it past every logging
+    filter. The client calls this before every request, since an application may
+    switch it on at any time; litellm's debug output through logging
+    (``LITELLM_LOG=DEBUG``) is unaffected and redacted (`labile_litellm.redacting`).
+    """
+    switched = False
+    modules: tuple[Any, ...] = (litellm, getattr(litellm, "_logging", None))
+    for module in modules:
+        if module is not None and getattr(module, "set_verbose", False):
+            module.set_verbose = False
+            switched = True
+    if switched:
+        get_logger(__name__).warning(
+            "litellm_set_verbose_turned_off",
+            reason="it prints provider errors, API keys included, to stdout; set "
+                   "LITELLM_LOG=DEBUG for litellm's debug log, which labile redacts")

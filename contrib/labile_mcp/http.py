@@ -63,7 +63,7 @@ class BearerTokenGate:
         if not token:
             raise InputError("the bearer token is empty")
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
@@ -79,7 +79,11 @@ class BearerTokenGate:
     def _authorised(self, scope: Scope) -> bool:
         given = next((v for k, v in scope.get("headers", []) if k.lower() == b"authorization"),
                      b"")
-        return hmac.compare_digest(given, self._expected)
+        # RFC 7235: the scheme is case-insensitive ("bearer" is "Bearer"), then one or
+        # more spaces before the credentials
+        scheme, _, credentials = given.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.lstrip(b" "),
+                                                                   self._expected)
 
 
 def check_bind(host: str, token: str | None, token_env: str) -> None:

@@ -52,6 +52,11 @@ from labile._registry import Registries
 #: Presets tried, in order, when a config names none.
 DEFAULT_PRESETS: Final = ("realm", "hybrid")
 
+#: How deeply a config may nest tables and arrays. The deepest legitimate one
+#: (a nested component's options inside a list section) is 5 levels; a far deeper
+#: table is a mistake or an attack, and would exhaust Python's recursion limit.
+MAX_DEPTH: Final = 32
+
 #: Attribute name (``store``, ``seeders`` …) → kind, for the kernel's pipeline kinds.
 _KERNEL_ATTRIBUTES: Final = {k.attribute: k.name for k in KERNEL_KINDS if k.in_pipeline}
 
@@ -152,21 +157,48 @@ def _put(table: dict[str, Any], section: tuple[str, ...], value: Any) -> None:
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """Parse a TOML config file, with a `ConfigError` naming the file on failure."""
+    """Parse a TOML config file, with a `ConfigError` naming the file on failure
+    (missing, not UTF-8, not TOML, or nested deeper than `MAX_DEPTH`)."""
     path = Path(path)
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            table = tomllib.load(fh)
+        check_depth(table)
+        return table
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # the parser recurses once per nested array or inline table
+        raise ConfigError(f"{path}: arrays or inline tables are nested too deeply to parse; "
+                          f"a config nests at most {MAX_DEPTH} levels") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is "
                           f"{exc.object[exc.start:exc.start + 1]!r}); a config file must be "
                           "UTF-8 encoded TOML") from None
     except IsADirectoryError:
         raise ConfigError(f"config file {path} is a directory, not a TOML file") from None
+
+
+def check_depth(table: Mapping[str, Any]) -> None:
+    """Refuse a table nesting tables or arrays more than `MAX_DEPTH` levels deep.
+
+    Checked without recursion, so a table of any depth gets a `ConfigError`
+    naming where it goes too deep, never a ``RecursionError``.
+    """
+    stack: list[tuple[Any, str, int]] = [(table, "$", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            shown = where if len(where) <= 80 else where[:77] + "..."
+            raise ConfigError(f"the config nests more than {MAX_DEPTH} levels of tables or "
+                              f"arrays @ {shown}; a config nests at most {MAX_DEPTH}")
+        if isinstance(value, Mapping):
+            stack.extend((v, f"{where}.{k}", depth + 1) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
 
 
 def plugins_disabled(table: Mapping[str, Any]) -> tuple[str, ...]:
@@ -225,6 +257,7 @@ def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
     """
     if not isinstance(table, Mapping):
         raise ConfigError(f"a config must be a table, got {type(table).__name__}")
+    check_depth(table)
     allowed = top_level_keys(registries.kinds)
     unknown = set(table) - allowed
     if unknown:
@@ -373,6 +406,6 @@ def _build_spec(
 
 
 __all__ = [
-    "CONVERTER", "DEFAULT_PRESETS", "PipelineConfig", "merge_tables", "plugins_disabled",
-    "preset_table", "read_toml", "resolve", "structure_options",
+    "CONVERTER", "DEFAULT_PRESETS", "MAX_DEPTH", "PipelineConfig", "check_depth", "merge_tables",
+    "plugins_disabled", "preset_table", "read_toml", "resolve", "structure_options",
 ]

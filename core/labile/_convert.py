@@ -11,6 +11,12 @@ aliases) or a table ``{type = "<name>", <options>…}``, structured strictly
 with that kind's registry into a `ComponentSpec`. The host component builds
 it with ``deps.registries.build(spec, deps, …)``.
 
+Every option that sets how much a component may use (threads, batch sizes,
+cache sizes, timeouts, candidate counts, ``k``) is declared with `bounded`, an
+upper bound included, so a config asking for a million threads fails at
+``labile check`` with the option, the value and the allowed range; `upper_bound`
+reads the declared bound back (the tests check every registered component).
+
 A field made with `runtime_field` is *runtime-only*: it changes how fast a
 component runs, never what it produces, so it is no part of the shape a
 store records (`labile._recorded`).
@@ -98,6 +104,63 @@ def nested_kind(field: attrs.Attribute[Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+@attrs.frozen
+class Bounds:
+    """An attrs validator: a number (not a bool, not NaN) from ``low`` to ``high``,
+    or ``None`` when ``or_none``.
+
+    Make one with `bounded`; `upper_bound` finds it again in a field's validators.
+    """
+
+    low: float
+    high: float
+    or_none: bool = False
+
+    def __call__(self, _inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is None and self.or_none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not self.low <= value <= self.high:
+            unset = " or unset" if self.or_none else ""
+            raise ValueError(f"{attribute.name} must be a number from {self.low!r} to "
+                             f"{self.high!r}{unset}, got {value!r}")
+
+
+def bounded(low: float, high: float, *, or_none: bool = False) -> Bounds:
+    """A validator keeping an option within ``low``..``high`` (inclusive); with
+    ``or_none``, ``None`` (unset) is allowed too.
+
+    Use it for every option that sizes a resource, with an upper bound a real
+    deployment never needs to pass::
+
+        threads: int = runtime_field(default=2, validator=[instance_of(int), bounded(1, 256)])
+    """
+    if not low <= high:
+        raise ValueError(f"bounded({low!r}, {high!r}): low must not exceed high")
+    return Bounds(low, high, or_none)
+
+
+def upper_bound(field: attrs.Attribute[Any]) -> float | None:
+    """The largest value ``field``'s validators allow, ``None`` if they set no bound.
+
+    Understands `bounded`, ``attrs.validators.le`` / ``lt``, and those inside
+    ``and_`` (a list of validators) and ``optional``.
+    """
+    bounds: list[float] = []
+    pending: list[Any] = [field.validator]
+    while pending:
+        validator = pending.pop()
+        if isinstance(validator, Bounds):
+            bounds.append(validator.high)
+        elif getattr(validator, "compare_op", None) in ("<=", "<"):
+            bounds.append(validator.bound)
+        pending.extend(getattr(validator, "_validators", ()))  # and_
+        inner = getattr(validator, "validator", None)  # optional
+        if inner is not None:
+            pending.extend(inner if isinstance(inner, list | tuple) else [inner])
+    return min(bounds) if bounds else None
+
+
 def runtime_field(**kwargs: Any) -> Any:
     """An ``attrs.field`` (same arguments) for a *runtime-only* option.
 
@@ -106,7 +169,7 @@ def runtime_field(**kwargs: Any) -> Any:
     options produce the same stored data. A store therefore leaves these options
     out of the shape it records, and opens with any value of them::
 
-        threads: int = runtime_field(default=2, validator=ge(1))
+        threads: int = runtime_field(default=2, validator=bounded(1, 256))
 
     Do not mark an option that changes a vector, a node or an edge (a truncation
     length, a model, a threshold): a store built with another value would then

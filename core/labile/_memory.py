@@ -66,10 +66,11 @@ from labile._validate import (
     check_bool,
     check_ids,
     check_int,
+    check_namespace,
+    check_node_filter,
     check_observation,
     check_optional_text,
     check_question,
-    check_text,
 )
 
 log = get_logger(__name__)
@@ -201,7 +202,7 @@ class Memory:
         for index, obs in enumerate(batch):
             if not isinstance(obs, Observation):
                 raise InputError(f"expected Observation records, got {type(obs).__name__}")
-            check_observation(index, obs)
+            check_observation(index, obs, namespace)
             if obs.id in seen:
                 raise InputError(f"observation id {obs.id!r} appears twice in one batch")
             if not obs.text.strip() and not obs.metadata.get("caption"):
@@ -393,6 +394,7 @@ class Memory:
     ) -> Page[Node]:
         """One page of the namespace's nodes passing ``where``, in insertion order."""
         self._ready(namespace)
+        check_node_filter("where", where)
         return Page.of(self.store.iter_nodes(namespace, where), offset, limit)
 
     def forget(
@@ -510,4 +512,4 @@ class Memory:
 
 
 def _check_namespace(namespace: object) -> None:
-    check_text("namespace", namespace)
+    check_namespace(namespace)

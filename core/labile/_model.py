@@ -18,7 +18,8 @@ import numpy as np
 from attrs import Attribute
 from numpy.typing import NDArray
 
-from labile._validate import check_text, check_when
+from labile._errors import InputError
+from labile._validate import check_name, check_text, check_when
 
 if TYPE_CHECKING:
     from labile._context import PromptContext
@@ -38,13 +39,21 @@ def _aware(_inst: object, attribute: Attribute[Any], value: datetime | None) -> 
         check_when(attribute.name, value)
 
 
+def _when(_inst: object, attribute: Attribute[Any], value: datetime) -> None:
+    check_when(attribute.name, value)  # a required time: None is an error too
+
+
 def _text(_inst: object, attribute: Attribute[Any], value: str) -> None:
     check_text(attribute.name, value, empty=True)
 
 
 def _nonempty(_inst: object, attribute: Attribute[Any], value: str) -> None:
-    if not value:
-        raise ValueError(f"{attribute.name} must be a non-empty string")
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{attribute.name} must be a non-empty string, got {value!r}")
+
+
+def _name(_inst: object, attribute: Attribute[Any], value: str) -> None:
+    check_name(attribute.name, value)
 
 
 def _tuple_of_str(value: Sequence[str] | str) -> tuple[str, ...]:
@@ -53,8 +62,24 @@ def _tuple_of_str(value: Sequence[str] | str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _freeze_mapping(value: Mapping[str, Any] | None) -> dict[str, Any]:
-    return dict(value or {})
+def _as_mapping(name: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``value`` as a fresh ``dict`` (``None``: an empty one), or an `InputError`
+    naming the field ``name`` when it is not a mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise InputError(f"{name} must be a mapping of names to JSON values (a dict such "
+                         f"as {{'caption': '...'}}), got {type(value).__name__} {shown}")
+    return dict(value)
+
+
+def _metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return _as_mapping("metadata", value)
+
+
+def _attrs_table(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return _as_mapping("attrs", value)
 
 
 @attrs.frozen(kw_only=True)
@@ -68,16 +93,25 @@ class Observation:
             imports keep their dates), timezone-aware.
         speaker: Who said it, if known.
         session: A grouping key (conversation session), if any.
-        metadata: Extra caller data (e.g. ``{"caption": "…"}`` for a photo).
-        namespace: Set by the memory on write; callers pass it to ``add``.
+        metadata: Extra caller data (e.g. ``{"caption": "…"}`` for a photo), a
+            mapping of JSON values.
+        namespace: Set by the memory on write and read; callers pass the
+            namespace to ``add``, which refuses an observation whose
+            ``namespace`` is set to another one (copy it across with
+            ``attrs.evolve(obs, namespace="")``).
+
+    Raises:
+        InputError: an id that is not a non-blank string (or holds the reserved
+            ``\\x1f``), text that is not a string, a missing, naive or
+            out-of-range timestamp, or metadata that is not a mapping.
     """
 
-    id: str = attrs.field(validator=_nonempty)
+    id: str = attrs.field(validator=_name)
     text: str = attrs.field(validator=_text)
-    timestamp: datetime = attrs.field(validator=_aware)
+    timestamp: datetime = attrs.field(validator=_when)
     speaker: str | None = None
     session: str | None = None
-    metadata: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+    metadata: dict[str, Any] = attrs.field(factory=dict, converter=_metadata)
     namespace: str = ""
 
 
@@ -146,7 +180,7 @@ class Node:
     embedding: Vector | None = attrs.field(default=None, repr=False)
     namespace: str = ""
     # Declared last: inside the class body this name shadows the attrs module.
-    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_attrs_table)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -183,7 +217,7 @@ class Edge:
     updated_at: datetime = attrs.field(factory=utcnow, validator=_aware)
     namespace: str = ""
     # Declared last: inside the class body this name shadows the attrs module.
-    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
+    attrs: dict[str, Any] = attrs.field(factory=dict, converter=_attrs_table)
 
     @weight.validator
     def _check_weight(self, _attribute: Attribute[float], value: float) -> None:

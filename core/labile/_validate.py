@@ -14,6 +14,10 @@ from typing import Any
 
 from labile._errors import InputError
 
+#: The character the stores join a namespace and an id with (``namespace + SEP + id``):
+#: reserved, so a namespace or an id holding it could alias another record's key.
+RESERVED_SEPARATOR = "\x1f"
+
 #: Largest ``k`` a search accepts: far above any useful context, far below what
 #: overflows the int64 and array sizes the stores compute with.
 MAX_K = 100_000
@@ -53,6 +57,30 @@ def check_text(name: str, value: object, *, empty: bool = False) -> str:
                          f"at position {exc.start}; only encodable characters are "
                          "allowed") from None
     return value
+
+
+def check_name(name: str, value: object) -> str:
+    """A namespace or record id: a non-blank encodable string without `RESERVED_SEPARATOR`."""
+    text = check_text(name, value)
+    if RESERVED_SEPARATOR in text:
+        raise InputError(f"{name} {_shown(text)} contains the unit separator '\\x1f', which "
+                         "is reserved (stores join namespaces and ids with it); any other "
+                         "character is allowed")
+    return text
+
+
+def check_namespace(value: object) -> str:
+    """A namespace: see `check_name`."""
+    return check_name("namespace", value)
+
+
+def check_node_filter(name: str, value: object) -> None:
+    """``None`` or a `labile.NodeFilter` (not a string, a dict or a callable)."""
+    from labile._model import NodeFilter
+
+    if value is not None and not isinstance(value, NodeFilter):
+        raise InputError(f"{name} must be a NodeFilter (e.g. NodeFilter(kinds={{'fact'}}, "
+                         f"visible=True)) or None, got {type(value).__name__} {_shown(value)}")
 
 
 def check_optional_text(name: str, value: object) -> str | None:
@@ -109,11 +137,18 @@ def check_ids(name: str, value: object) -> list[str]:
     return out
 
 
-def check_observation(index: int, obs: Any) -> None:
-    """One observation of an ``add`` batch: text, speaker, session, timestamp,
-    and metadata that JSON can store with a string ``caption`` if any."""
+def check_observation(index: int, obs: Any, namespace: str | None = None) -> None:
+    """One observation of an ``add`` batch: id, text, speaker, session, timestamp,
+    metadata that JSON can store with a string ``caption`` if any, and, when
+    ``namespace`` is given, an ``obs.namespace`` that is empty or equal to it
+    (a record read from one namespace is not silently re-filed in another)."""
     where = f"observations[{index}] ({_shown(getattr(obs, 'id', '?'))})"
-    check_text(f"{where}.id", obs.id)
+    check_name(f"{where}.id", obs.id)
+    if namespace is not None and obs.namespace and obs.namespace != namespace:
+        raise InputError(
+            f"{where}.namespace is {obs.namespace!r} but the batch is added to namespace "
+            f"{namespace!r}; leave Observation.namespace empty (the memory sets it) or equal "
+            "to add()'s namespace, e.g. attrs.evolve(obs, namespace='') to copy it across")
     check_text(f"{where}.text", obs.text, empty=True)
     check_optional_text(f"{where}.speaker", obs.speaker)
     check_optional_text(f"{where}.session", obs.session)

@@ -106,9 +106,19 @@ def main(
             raise
         # One line naming the problem; --debug shows where it came from.
         status, kind = exit_status(exc)
-        sys.stderr.write(f"{kind}: {' '.join(str(exc).split())}\n")
+        sys.stderr.write(f"{kind}: {one_line(str(exc))}\n")
         return status
     return int(status or 0)
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: its lines joined by "; " (a line ending in ":" by a
+    space), so several problems reported at once stay told apart."""
+    out = ""
+    for line in (" ".join(raw.split()) for raw in message.splitlines()):
+        if line:
+            out += line if not out else (" " if out.endswith(":") else "; ") + line
+    return out
 
 
 def exit_status(exc: Exception) -> tuple[int, str]:

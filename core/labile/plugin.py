@@ -21,8 +21,9 @@ satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the plugin system itself (`get_plugin_manager`,
 `collect`, `build_registries`: for tools and tests that build registries),
 the config helpers (`NoConfig`, `ComponentSpec`, `component_field`,
-`nested_kind`, `runtime_field`, `runtime_only`), the prompt-context helpers
-(`render_context`, `evidence_line`, `estimate_tokens`, `PromptContext`), the
+`nested_kind`, `runtime_field`, `runtime_only`, `bounded`, `upper_bound`),
+`check_namespace` (the memory's own check of a namespace), the prompt-context
+helpers (`render_context`, `evidence_line`, `estimate_tokens`, `PromptContext`), the
 data model, the errors a component raises, and what commands use (`echo`,
 `open_memory`, `BUNDLED`: the bundles that ship with labile). The other
 kernel modules are the kernel's own business.
@@ -51,10 +52,12 @@ from labile._context import (
 )
 from labile._convert import (
     ComponentSpec,
+    bounded,
     component_field,
     nested_kind,
     runtime_field,
     runtime_only,
+    upper_bound,
 )
 from labile._errors import (
     ConfigError,
@@ -117,6 +120,7 @@ from labile._protocols import (
 from labile._recorded import holds_store
 from labile._registry import NoConfig, Register, Registries, collect
 from labile._usage import UsageMeter
+from labile._validate import check_namespace
 from labile._vectors import cosine
 
 __all__ = [
@@ -131,10 +135,10 @@ __all__ = [
     "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_memory_options",
-    "build_registries", "collect", "component_field", "cosine", "echo", "edge_id",
-    "estimate_tokens", "evidence_line", "get_logger", "get_plugin_manager", "holds_store",
-    "hookimpl", "nested_kind", "open_memory", "render_context", "require_namespace", "rrf",
-    "runtime_field",
-    "runtime_only", "structure_options", "utcnow", "zscores",
+    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_memory_options", "bounded",
+    "build_registries", "check_namespace", "collect", "component_field", "cosine", "echo",
+    "edge_id", "estimate_tokens", "evidence_line", "get_logger", "get_plugin_manager",
+    "holds_store", "hookimpl", "nested_kind", "open_memory", "render_context",
+    "require_namespace", "rrf", "runtime_field", "runtime_only", "structure_options",
+    "upper_bound", "utcnow", "zscores",
 ]

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import attrs
 from attrs.validators import ge, in_
 
-from labile.plugin import Deps, Edge, Hit, Node, Query, Reach, rrf
+from labile.plugin import Deps, Edge, Hit, Node, Query, Reach, bounded, rrf
 from labile.plugin import cosine as vector_cosine
 from labile_allmem.schema import (
     PREDICATE_BY_SHORT,
@@ -72,11 +72,11 @@ class AnchorConfig:
         lexical_weight: Hybrid: weight of the BM25 list (cosine's is 1).
     """
 
-    top_k: int = attrs.field(default=10, validator=ge(1))
+    top_k: int = attrs.field(default=10, validator=bounded(1, 100_000))
     mode: Literal["cosine", "hybrid"] = attrs.field(
         default="cosine", validator=in_(("cosine", "hybrid")))
-    pool: int = attrs.field(default=50, validator=ge(1))
-    rrf_k: int = attrs.field(default=60, validator=ge(1))
+    pool: int = attrs.field(default=50, validator=bounded(1, 100_000))
+    rrf_k: int = attrs.field(default=60, validator=bounded(1, 100_000))
     lexical_weight: float = attrs.field(default=1.0, validator=ge(0.0))
 
 
@@ -134,8 +134,8 @@ class ExpandConfig:
             default: the turn after an anchor is as useful as the one before).
     """
 
-    hop_budget: int = attrs.field(default=4, validator=ge(0))
-    candidate_budget: int = attrs.field(default=40, validator=ge(1))
+    hop_budget: int = attrs.field(default=4, validator=bounded(0, 100))
+    candidate_budget: int = attrs.field(default=40, validator=bounded(1, 100_000))
     priority: tuple[str, ...] = attrs.field(
         default=("version", "lineage", "sibling", "temporal", "semantic"))
     both_directions: tuple[str, ...] = attrs.field(default=("temporal",))
@@ -234,10 +234,10 @@ class RerankConfig:
         lexical_weight: Hybrid: weight of the BM25 ranking (cosine's is 1).
     """
 
-    top_k: int = attrs.field(default=16, validator=ge(1))
+    top_k: int = attrs.field(default=16, validator=bounded(1, 100_000))
     mode: Literal["cosine", "hybrid"] = attrs.field(
         default="cosine", validator=in_(("cosine", "hybrid")))
-    rrf_k: int = attrs.field(default=60, validator=ge(1))
+    rrf_k: int = attrs.field(default=60, validator=bounded(1, 100_000))
     lexical_weight: float = attrs.field(default=1.0, validator=ge(0.0))
 
 

@@ -31,6 +31,7 @@ from labile.plugin import (
     Observation,
     Origin,
     Store,
+    bounded,
     component_field,
     edge_id,
 )
@@ -82,7 +83,7 @@ class WriteConfig:
 
     descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline")
     offline: OfflineDescriptorConfig = attrs.field(factory=OfflineDescriptorConfig)
-    semantic_cap: int = attrs.field(default=8, validator=ge(0))
+    semantic_cap: int = attrs.field(default=8, validator=bounded(0, 10_000))
     semantic_threshold: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     reverse_links: bool = True
     temporal: bool = True

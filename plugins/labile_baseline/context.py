@@ -30,6 +30,7 @@ from labile.plugin import (
     Observation,
     Query,
     Reach,
+    bounded,
     cosine,
     zscores,
 )
@@ -50,7 +51,7 @@ class ContextTurnExtractorConfig:
     """
 
     dated: bool = True
-    context_turns: int = attrs.field(default=1, validator=ge(0))
+    context_turns: int = attrs.field(default=1, validator=bounded(0, 1000))
 
 
 class ContextTurnExtractor:
@@ -118,7 +119,7 @@ class ContextSeederConfig:
         speaker_boost: Added (in z units) to a node whose speaker the question names.
     """
 
-    candidates: int = attrs.field(default=50, validator=ge(1))
+    candidates: int = attrs.field(default=50, validator=bounded(1, 100_000))
     dense_weight: float = attrs.field(default=0.5, validator=ge(0.0))
     speaker_boost: float = attrs.field(default=0.3, validator=ge(0.0))
 

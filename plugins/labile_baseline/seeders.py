@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 from attrs.validators import ge
 
-from labile.plugin import Deps, Hit, Query, Reach, Scored, rrf
+from labile.plugin import Deps, Hit, Query, Reach, Scored, bounded, rrf
 
 
 @attrs.frozen(kw_only=True)
@@ -18,14 +18,14 @@ class DenseSeederConfig:
         top_k: Candidates to return; 0 means the query's ``k``.
     """
 
-    top_k: int = attrs.field(default=0, validator=ge(0))
+    top_k: int = attrs.field(default=0, validator=bounded(0, 100_000))
 
 
 @attrs.frozen(kw_only=True)
 class BM25SeederConfig:
     """Options of ``baseline.bm25`` (see `DenseSeederConfig`)."""
 
-    top_k: int = attrs.field(default=0, validator=ge(0))
+    top_k: int = attrs.field(default=0, validator=bounded(0, 100_000))
 
 
 @attrs.frozen(kw_only=True)
@@ -41,8 +41,8 @@ class HybridSeederConfig:
         dense_weight: Weight of the dense list's RRF term (BM25's is 1).
     """
 
-    rrf_k: int = attrs.field(default=60, validator=ge(1))
-    candidates: int = attrs.field(default=10, validator=ge(1))
+    rrf_k: int = attrs.field(default=60, validator=bounded(1, 100_000))
+    candidates: int = attrs.field(default=10, validator=bounded(1, 100_000))
     dense_weight: float = attrs.field(default=1.0, validator=ge(0.0))
 
 

@@ -55,6 +55,8 @@ def labile_register_commands(register: RegisterCommand) -> None:
              help="1, 2 and 4 worker processes on one store: local directory and object store")
     register("bench atc", run=c.run_atc, configure=c.atc_options,
              help="what offline ATC proposes and executes on LoCoMo conversations")
+    register("bench cycles", run=c.run_cycles_command, configure=c.cycles_options,
+             help="open, search and close a Memory many times: threads and RSS per checkpoint")
     register("bench http", run=c.run_bench_http, configure=c.bench_http_options,
              help="requests/s and p50/p95 of search and add over the HTTP API at 1, 8 and 32 "
                   "clients, against in-process calls")

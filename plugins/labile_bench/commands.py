@@ -459,3 +459,39 @@ def run_bench_http(args: argparse.Namespace) -> int:
     if args.json_out:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     return 0
+
+
+# -- labile bench cycles: a Memory per request ----------------------------------------
+
+
+def cycles_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``labile bench cycles``."""
+    p.add_argument("--cycles", type=int, default=1000, help="cycles to run (default: 1000)")
+    p.add_argument("--every", type=int, default=100,
+                   help="cycles between checkpoints (default: 100)")
+    p.add_argument("--preset", default="realm", help="preset to open (default: realm)")
+    p.add_argument("--embedder", default=None,
+                   help="embedder type instead of the preset's (e.g. hashing, minilm)")
+    p.add_argument("--no-session-pool", action="store_true",
+                   help="load an ONNX session per open, as before the pool (the baseline)")
+
+
+def run_cycles_command(args: argparse.Namespace) -> int:
+    """``labile bench cycles``: threads and RSS per checkpoint of open/search/close cycles."""
+    from labile_bench.cycles import WARM_UP, run_cycles
+
+    if args.cycles < 1 or args.every < 1:
+        raise InputError("--cycles and --every must be at least 1")
+    config = {"embedder": {"type": args.embedder}} if args.embedder else None
+    echo("cycle  os_threads  py_threads  rss_mb  ms/cycle")
+    warm = last = None
+    for last in run_cycles(args.cycles, config=config, preset=args.preset, every=args.every,
+                           pool=not args.no_session_pool):
+        if last.cycle == min(WARM_UP, args.cycles):
+            warm = last
+        echo(f"{last.cycle:5d}  {last.os_threads:10d}  {last.python_threads:10d}  "
+             f"{last.rss_mb:6.1f}  {last.ms_per_cycle:8.1f}")
+    if warm is not None and last is not None and last is not warm:
+        echo(f"after the warm-up (cycle {warm.cycle}): threads "
+             f"{last.os_threads - warm.os_threads:+d}, RSS {last.rss_mb - warm.rss_mb:+.1f} MB")
+    return 0

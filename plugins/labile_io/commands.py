@@ -8,7 +8,6 @@ holds no store; ``add`` and ``import`` create one.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import time
@@ -423,14 +422,16 @@ def run_import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     with open(path, encoding="utf-8") as fh:
-        records = (_line(path, i, line) for i, line in enumerate(fh, 1) if line.strip())
-        header = next(records, None)
-        if not isinstance(header, dict):
-            raise InputError(f"{path}: not a labile export (no header line)")
-        if not args.config and not args.preset:
-            args.config = _exporting_pipeline(header, args.path)
-        with open_memory(args, create=True) as memory:
-            counts = import_records(memory, itertools.chain([header], records), args.namespace)
+        numbered = [(i, line) for i, line in enumerate(fh, 1) if line.strip()]
+    records = [_line(path, i, line) for i, line in numbered]
+    header = records[0] if records else None
+    if not isinstance(header, dict):
+        raise InputError(f"{path}: not a labile export (no header line)")
+    if not args.config and not args.preset:
+        args.config = _exporting_pipeline(header, args.path)
+    with open_memory(args, create=True) as memory:
+        counts = import_records(memory, records, args.namespace,
+                                lines=[i for i, _ in numbered])
     echo(", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0
 

@@ -5,19 +5,21 @@ exporting pipeline, the embedder's name and dimension, counts); then one line
 per observation, node and edge, in the store's insertion order. Nodes keep
 their embeddings, visibility, sources and attrs (All-Mem lineage and
 ``supersedes``); edges keep their weights, origin and attrs (reconsolidation
-history). Importing writes the records as they are, in one batch, so the
-imported namespace answers searches exactly as the exported one did.
+history). Importing checks every record first (`labile_io.import_checks`), then
+writes them as they are, in one batch, so the imported namespace answers
+searches exactly as the exported one did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from labile.plugin import Edge, InputError, Node, Observation
+from labile.plugin import Edge, InputError, Node, Observation, check_namespace
+from labile_io.import_checks import ImportCheck
 
 if TYPE_CHECKING:
     from labile import Memory
@@ -26,8 +28,6 @@ __all__ = ["FORMAT", "VERSION", "export_records", "import_records"]
 
 FORMAT: Final = "labile-export"
 VERSION: Final = 1
-
-_TIMES: Final = ("timestamp", "time_start", "time_end", "created_at", "updated_at")
 
 
 def _time(value: datetime | None) -> str | None:
@@ -64,14 +64,21 @@ def export_records(memory: Memory, namespace: str) -> Iterator[dict[str, Any]]:
 
 
 def import_records(
-    memory: Memory, records: Iterable[dict[str, Any]], namespace: str | None = None
+    memory: Memory, records: Iterable[dict[str, Any]], namespace: str | None = None, *,
+    lines: Sequence[int] | None = None,
 ) -> dict[str, int]:
     """Write exported records into ``namespace`` (default: the exported one); returns counts.
 
+    Every record is read and checked first (`labile_io.import_checks`: sources,
+    edge ends, kinds, predicates, vectors, time spans, unique ids), so a bad
+    file writes nothing and is reported in one error naming each problem's line
+    and field. ``lines[i]`` is the file line of ``records[i]`` for those
+    messages (default: its position, the header being line 1).
+
     Raises:
         InputError: no header or an unknown format version, another embedder,
-            the namespace already holds data, or a malformed record (the
-            message names its line); nothing is written then.
+            the namespace already holds data, or malformed records; nothing is
+            written then.
     """
     stream = iter(records)
     header = next(stream, None)
@@ -88,29 +95,23 @@ def import_records(
     ns = namespace or header.get("namespace")
     if not isinstance(ns, str) or not ns:
         raise InputError("no namespace: the header names none and none was given")
+    check_namespace(ns)
     store = getattr(memory.store, "inner", memory.store)  # verbatim: reverse edges included
     if store.stats(ns).get("observations") or store.count_nodes(ns):
         raise InputError(f"namespace {ns!r} already holds data; import into an empty one")
+    check = ImportCheck(dim=memory.embedder.dim, node_kinds=memory.schema.node_kinds,
+                        predicates=memory.schema.predicates)
     obs, nodes, edges = [], [], []
-    for line, row in enumerate(stream, 2):
-        try:
-            kind = row.get("type") if isinstance(row, dict) else None
-            fields = {k: v for k, v in row.items() if k != "type"} if kind else {}
-            for key in _TIMES:
-                if fields.get(key) is not None:
-                    fields[key] = datetime.fromisoformat(fields[key])
-            if kind == "observation":
-                obs.append(Observation(**fields))
-            elif kind == "node":
-                emb = fields.pop("embedding")
-                nodes.append(Node(**fields, embedding=None if emb is None else
-                                  np.asarray(emb, dtype=np.float32)))
-            elif kind == "edge":
-                edges.append(Edge(**fields))
-            else:
-                raise ValueError("'type' must be observation, node or edge")
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            raise InputError(f"export line {line}: {exc}") from None
+    for position, row in enumerate(stream, 1):
+        record = check.record(lines[position] if lines else position + 1, row)
+        if isinstance(record, Observation):
+            obs.append(record)
+        elif isinstance(record, Node):
+            nodes.append(record)
+        elif isinstance(record, Edge):
+            edges.append(record)
+    check.finish()
+    check.raise_if_any()
     with memory.write_lock, store.batch(ns):
         store.add_observations(ns, obs)
         store.upsert_nodes(ns, nodes)

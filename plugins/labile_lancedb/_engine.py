@@ -91,7 +91,7 @@ class Engine:
         self._finalizer: weakref.finalize[Any, Any] | None = None
         opts, env = config.storage_options, config.storage_options_env
         directory: Path | None = None
-        if config.path in ("", "memory://"):
+        if config.path == "memory://":
             directory = temporary_directory()
             self._finalizer = weakref.finalize(self, shutil.rmtree, str(directory), True)
         elif not is_object_uri(config.path):

@@ -1,14 +1,15 @@
 """Where a store lives: a local directory or an object-store URI, and how to reach it.
 
-``[store] path`` is either a local directory (created when missing; ``""`` or
-``memory://`` give a temporary one) or a URI of an object store LanceDB writes
-to: ``s3://bucket/prefix`` (AWS S3 and S3-compatible servers such as MinIO),
-``gs://bucket/prefix`` (Google Cloud Storage) or ``az://container/prefix``
-(Azure Blob Storage). Object stores need *storage options* (endpoint, region,
-credentials, ``allow_http`` for a plain-HTTP test server): the ones that are not
-secret may be written in the config (``storage_options``); secrets are named by
-environment variable (``storage_options_env = {aws_secret_access_key =
-"MY_SECRET_VAR"}``), never written in the config. Options left out are taken
+``[store] path`` is either a local directory (created when missing;
+``memory://`` gives a temporary one, an empty path is refused) or a URI of an
+object store LanceDB writes to: ``s3://bucket/prefix`` (AWS S3 and
+S3-compatible servers such as MinIO), ``gs://bucket/prefix`` (Google Cloud
+Storage) or ``az://container/prefix`` (Azure Blob Storage). Object stores need
+*storage options* (endpoint, region, credentials, ``allow_http`` for a
+plain-HTTP test server): the ones that are not secret may be written in the
+config (``storage_options``); secrets are named by environment variable
+(``storage_options_env = {aws_secret_access_key = "MY_SECRET_VAR"}``), never
+written in the config. Options left out are taken
 by LanceDB from the usual environment variables (``AWS_ACCESS_KEY_ID``, …).
 
 `check_options` runs when the config is built (so ``labile check`` reports a
@@ -54,6 +55,11 @@ def check_options(path: str, options: dict[str, str], env: dict[str, str]) -> No
             environment variable name; the message names the option and what
             is allowed.
     """
+    if not path.strip():
+        raise ValueError(
+            f"[store] path is empty ({path!r}): name a directory (created when missing) or "
+            "an object-store URI; a temporary store deleted on close must be asked for "
+            "explicitly with path = \"memory://\"")
     m = _SCHEME.match(path)
     if m and path != "memory://" and m.group(1).lower() not in (*OBJECT_SCHEMES, "file"):
         raise ValueError(

@@ -6,11 +6,19 @@ validating a config never imports lancedb (which costs about 1.4 s).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
+
+from labile.plugin import bounded
 
 __all__ = ["LanceStoreConfig"]
 
-_pos_int = [attrs.validators.instance_of(int), attrs.validators.ge(1)]
+
+def _count(high: int) -> list[Any]:
+    """Validators of a positive integer option up to ``high``."""
+    return [attrs.validators.instance_of(int), bounded(1, high)]
+
 #: The stemmer languages of LanceDB's full-text index (its ``lang_mapping``):
 #: checked here so a config naming another fails at ``labile check``, not at open.
 FTS_LANGUAGES = ("Arabic", "Danish", "Dutch", "English", "Finnish", "French", "German",
@@ -24,8 +32,9 @@ class LanceStoreConfig:
 
     Attributes:
         path: The store's directory (one LanceDB database per memory). It is
-            created when missing. ``"memory://"`` or ``""`` gives a fresh
-            temporary directory that is deleted on `close`. An object-store URI
+            created when missing. ``"memory://"`` gives a fresh temporary
+            directory that is deleted on `close`; an empty path is refused (a
+            store that keeps nothing must be asked for by name). An object-store URI
             (``s3://bucket/prefix``, ``gs://…``, ``az://…``) puts the store there
             (see `labile_lancedb._location` and the "Scaling out" docs page).
         storage_options: Object-store options that are not secret (endpoint,
@@ -82,28 +91,28 @@ class LanceStoreConfig:
     """
 
     path: str = attrs.field(default="./memory", validator=attrs.validators.instance_of(str))
-    ann_threshold: int = attrs.field(default=20_000, validator=_pos_int)
-    quantized_rerank: int = attrs.field(default=40, validator=_pos_int)
-    partition_threshold: int = attrs.field(default=500_000, validator=_pos_int)
+    ann_threshold: int = attrs.field(default=20_000, validator=_count(1_000_000_000))
+    quantized_rerank: int = attrs.field(default=40, validator=_count(1000))
+    partition_threshold: int = attrs.field(default=500_000, validator=_count(1_000_000_000))
     partition_probe_share: float = attrs.field(default=0.25, validator=[
         attrs.validators.instance_of(float), attrs.validators.gt(0.0),
         attrs.validators.le(1.0)])
-    nprobes: int = attrs.field(default=20, validator=_pos_int)
-    refine_factor: int = attrs.field(default=10, validator=_pos_int)
+    nprobes: int = attrs.field(default=20, validator=_count(100_000))
+    refine_factor: int = attrs.field(default=10, validator=_count(1000))
     ann_partition_rows: int = attrs.field(default=4096, validator=[
-        attrs.validators.instance_of(int), attrs.validators.ge(64)])
+        attrs.validators.instance_of(int), bounded(64, 10_000_000)])
     ann_retrain_growth: float = attrs.field(default=2.0, validator=attrs.validators.ge(1.1))
-    optimize_every: int = attrs.field(default=20, validator=_pos_int)
-    keep_versions_s: float = attrs.field(default=600.0, validator=attrs.validators.ge(0.0))
-    read_consistency_s: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    optimize_every: int = attrs.field(default=20, validator=_count(1_000_000))
+    keep_versions_s: float = attrs.field(default=600.0, validator=bounded(0.0, 2_592_000.0))
+    read_consistency_s: float = attrs.field(default=0.0, validator=bounded(0.0, 86_400.0))
     fts_language: str = attrs.field(default="English", validator=[
         attrs.validators.instance_of(str), attrs.validators.in_(FTS_LANGUAGES)])
-    lock_timeout_s: float = attrs.field(default=60.0, validator=attrs.validators.ge(0.0))
+    lock_timeout_s: float = attrs.field(default=60.0, validator=bounded(0.0, 86_400.0))
     storage_options: dict[str, str] = attrs.field(factory=dict)
     storage_options_env: dict[str, str] = attrs.field(factory=dict)
-    lease_ttl_s: float = attrs.field(default=30.0, validator=attrs.validators.ge(1.0))
-    deferred_commit_every: int = attrs.field(default=32, validator=_pos_int)
-    deferred_max_age_s: float = attrs.field(default=10.0, validator=attrs.validators.ge(0.0))
+    lease_ttl_s: float = attrs.field(default=30.0, validator=bounded(1.0, 86_400.0))
+    deferred_commit_every: int = attrs.field(default=32, validator=_count(100_000))
+    deferred_max_age_s: float = attrs.field(default=10.0, validator=bounded(0.0, 86_400.0))
 
     def __attrs_post_init__(self) -> None:
         from labile_lancedb._location import check_options

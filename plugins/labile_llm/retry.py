@@ -56,6 +56,7 @@ __all__ = [
     "known_secrets",
     "redact",
     "retry_after_s",
+    "scrub",
     "to_llm_error",
 ]
 
@@ -239,11 +240,22 @@ def known_secrets(extra_env: Iterable[str | None] = ()) -> list[str]:
     return [v for v in (os.environ.get(n) for n in names) if v and len(v) >= 4]
 
 
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every known secret and anything shaped like an API key masked."""
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with each of ``secrets`` (exact values, 4 characters or more) masked.
+
+    For a model's reply: a provider that echoes the caller's key must not get it
+    into the reply cache, an error's ``raw`` or a repair prompt. Only the exact
+    values go, so a reply that merely mentions something key-shaped is kept.
+    """
     for secret in sorted(set(secrets), key=len, reverse=True):
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
+    return text
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every known secret and anything shaped like an API key masked."""
+    text = scrub(text, secrets)
     text = _KEY_PATTERNS[0].sub(lambda m: f"{m.group(1)}-***", text)
     text = _KEY_PATTERNS[1].sub("Bearer ***", text)
     return _KEY_PATTERNS[2].sub(lambda m: f"{m.group(1)}***", text)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import attrs
 
-from labile.plugin import LLMError, UsageMeter
+from labile.plugin import LLMError, UsageMeter, bounded
 from labile_llm.json_completion import JSONCompletion
 from labile_llm.retry import (
     LLMAuthError,
@@ -55,7 +55,7 @@ class ScriptedLLMConfig:
     """
 
     replies: tuple[str, ...] = ()
-    max_repairs: int = attrs.field(default=1, validator=attrs.validators.ge(0))
+    max_repairs: int = attrs.field(default=1, validator=bounded(0, 10))
     tokenizer: Literal["auto", "tiktoken", "estimate"] = "auto"
 
 

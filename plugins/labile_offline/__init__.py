@@ -2,7 +2,9 @@
 
 ``minilm`` (all-MiniLM-L6-v2 int8, the default), ``paraphrase-l3`` (paraphrase-MiniLM-L3-v2,
 optional extra ``l3``) and ``minilm+l3`` (both fused in one vector space); plus ``hashing``
-(`labile_offline.hashing`), the dependency-free embedder of fast tests.
+(`labile_offline.hashing`), the dependency-free embedder of fast tests. Loaded ONNX
+sessions are shared per process (`labile_offline.pool`); ``labile bench cycles``
+(`labile_bench.cycles`) checks that opening a Memory per request does not grow.
 """
 
 from __future__ import annotations

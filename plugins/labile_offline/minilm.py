@@ -11,7 +11,8 @@ The vectors match the sentence-transformers fp32 model (``SentenceTransformer(
 
 Nothing heavy happens at import or construction time: onnxruntime, tokenizers and the model
 package are imported, and the ONNX session is built, on the first :meth:`MiniLMEmbedder.embed`
-(or an explicit :meth:`MiniLMEmbedder.load`).
+(or an explicit :meth:`MiniLMEmbedder.load`); the session is then shared with every later
+embedder of the same model and settings in the process (`labile_offline.pool`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from labile.plugin import get_logger, runtime_field
+from labile.plugin import bounded, get_logger, runtime_field
+from labile_offline.pool import SessionKey, shared_session
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -134,10 +136,10 @@ class MiniLMConfig:
     """
 
     threads: int = runtime_field(
-        default=2, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+        default=2, validator=[attrs.validators.instance_of(int), bounded(1, 256)]
     )
     batch_size: int = runtime_field(
-        default=8, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+        default=8, validator=[attrs.validators.instance_of(int), bounded(1, 4096)]
     )
     max_tokens: int = attrs.field(
         default=256,
@@ -198,9 +200,15 @@ class MiniLMEmbedder:
             return session, tokenizer
         with self._lock:
             if self._session is None or self._tokenizer is None:
+                # One session per model and settings in the process (`labile_offline.pool`):
+                # a Memory opened per request neither reloads the model nor leaks it.
+                key = SessionKey(model=self.name, threads=self.config.threads,
+                                 max_tokens=self.config.max_tokens)
+                session, tokenizer = shared_session(
+                    key, lambda: (self._load_session(), self._load_tokenizer()))
                 # Assign the tokenizer before the session: the fast path above tests both.
-                self._tokenizer = self._load_tokenizer()
-                self._session = self._load_session()
+                self._tokenizer = tokenizer
+                self._session = session
             return self._session, self._tokenizer
 
     def _load_tokenizer(self) -> Tokenizer:

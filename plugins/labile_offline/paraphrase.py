@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 from attrs.validators import ge, instance_of, le
 
-from labile.plugin import runtime_field
+from labile.plugin import bounded, runtime_field
 from labile_offline.minilm import MiniLMConfig, MiniLMEmbedder, _verify
 
 __all__ = [
@@ -102,7 +102,7 @@ class FusedEmbedderConfig:
 
     minilm_weight: float = attrs.field(default=0.5, validator=[instance_of(float), ge(0.0)])
     l3_weight: float = attrs.field(default=0.5, validator=[instance_of(float), ge(0.0)])
-    threads: int = runtime_field(default=2, validator=[instance_of(int), ge(1)])
+    threads: int = runtime_field(default=2, validator=[instance_of(int), bounded(1, 256)])
 
     def __attrs_post_init__(self) -> None:
         if self.minilm_weight + self.l3_weight <= 0:

@@ -168,11 +168,11 @@ class ReconsolidateConfig:
     w_min: float = attrs.field(default=0.05, validator=[ge(0.0), le(1.0)])
     support_overlap: float = attrs.field(default=0.34, validator=[ge(0.0), le(1.0)])
     weak_confidence: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
-    max_add: int = attrs.field(default=4, validator=ge(0))
+    max_add: int = attrs.field(default=4, validator=[ge(0), le(10_000)])
     add_needs_answer: bool = True
     add_predicate: str = attrs.field(default="correlates")
-    key_rank: int = attrs.field(default=3, validator=ge(1))
-    max_history: int = attrs.field(default=20, validator=ge(0))
+    key_rank: int = attrs.field(default=3, validator=[ge(1), le(10_000)])
+    max_history: int = attrs.field(default=20, validator=[ge(0), le(10_000)])
     actions: tuple[str, ...] = attrs.field(default=("add", "strengthen", "weaken"))
     path_credit: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
 

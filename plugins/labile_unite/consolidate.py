@@ -28,7 +28,7 @@ from datetime import datetime
 import attrs
 from attrs.validators import ge, le
 
-from labile.plugin import AddReport, Deps, Node, OperationReport, Store, get_logger
+from labile.plugin import AddReport, Deps, Node, OperationReport, Store, bounded, get_logger
 from labile_allmem.consolidate.diagnose import (
     OfflineDiagnoser,
     OfflineDiagnosisConfig,
@@ -70,12 +70,12 @@ class UniteATCConfig:
         offline: Thresholds of All-Mem's offline diagnoser.
     """
 
-    every_n_sessions: int = attrs.field(default=3, validator=ge(0))
-    neighbourhood_k: int = attrs.field(default=20, validator=ge(1))
+    every_n_sessions: int = attrs.field(default=3, validator=bounded(0, 100_000))
+    neighbourhood_k: int = attrs.field(default=20, validator=bounded(1, 100_000))
     split_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     merge_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     update_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
-    max_merge: int = attrs.field(default=8, validator=ge(2))
+    max_merge: int = attrs.field(default=8, validator=bounded(2, 10_000))
     offline: OfflineDiagnosisConfig = attrs.field(factory=OfflineDiagnosisConfig)
 
 

@@ -58,13 +58,20 @@ def test_config_defaults_and_validators() -> None:
 
 
 def test_memory_path_is_temporary(tmp_path: Path) -> None:
-    for path in ("memory://", ""):
-        s = LanceStore(LanceStoreConfig(path=path), deps())
-        where = s.path
-        s.upsert_nodes("a", [node("x")])
-        assert where.is_dir()
-        s.close()
-        assert not where.exists()
+    s = LanceStore(LanceStoreConfig(path="memory://"), deps())
+    where = s.path
+    s.upsert_nodes("a", [node("x")])
+    assert where.is_dir()
+    s.close()
+    assert not where.exists()
+
+
+@pytest.mark.parametrize("path", ["", "   "])
+def test_empty_path_is_refused(path: str) -> None:
+    # an empty path used to open a temporary store: `labile add` reported success
+    # and nothing was kept once it closed
+    with pytest.raises(ValueError, match=r"path is empty.*memory://"):
+        LanceStoreConfig(path=path)
 
 
 def test_deps_must_name_an_embedder() -> None:

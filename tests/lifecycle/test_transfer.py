@@ -53,7 +53,7 @@ def test_bad_exports_are_refused_and_write_nothing(tmp_path: Path) -> None:
             ([], "not a labile export"),
             ([{**records[0], "version": 99}], "version 99 is not supported"),
             ([{**records[0], "embedder": {"name": "other"}}], "vectors of 'other'"),
-            ([records[0], *records[1:3], {"type": "alien"}], "line 4: 'type' must be"),
+            ([records[0], *records[1:3], {"type": "alien"}], "line 4: type: must be"),
             ([records[0], {"type": "node", "id": "x"}], "line 2:"),
             (records, "already holds data"),
         ):

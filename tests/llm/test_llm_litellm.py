@@ -546,3 +546,75 @@ def test_other_bad_requests_do_not_step_down(litellm_module: ModuleType,
     with pytest.raises(LLMRequestError, match="temperature"):
         client.complete_json("a?", SCHEMA, operation="x")
     assert len(fake.calls) == 1 and client.structured_mode(SCHEMA) == "json_schema"
+
+
+def test_a_key_echoed_in_a_reply_is_never_cached_raised_or_fed_back(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    # a provider that answers 200 with the caller's key in the text (issue #27 item 10)
+    monkeypatch.setenv("LABILE_TEST_KEY", SECRET)
+    echo = json.dumps({"a": f"your key is {SECRET}"})  # invalid: "a" must be an integer
+    fake = make_fake([echo])
+    client = _client(litellm_module, fake, api_key_env="LABILE_TEST_KEY", max_repairs=1,
+                     cache_dir=str(tmp_path))
+    with pytest.raises(LLMOutputError) as info:
+        client.complete_json("x", SCHEMA, operation="extract")
+    assert len(fake.calls) == 2
+    repair = json.dumps(fake.calls[1]["messages"])
+    assert "Previous reply" in repair and "your key is ***" in repair and SECRET not in repair
+    assert SECRET not in (info.value.raw or "") and SECRET not in str(info.value)
+    assert SECRET not in client.complete_text("say it", operation="chat")
+    assert SECRET.encode() not in (tmp_path / "llm_cache.sqlite3").read_bytes()
+
+
+def test_a_cached_reply_holding_the_key_is_scrubbed_on_read(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from labile_llm.cache import CachedReply
+
+    monkeypatch.setenv("LABILE_TEST_KEY", SECRET)
+    fake = make_fake([f"fresh {SECRET}"])
+    client = _client(litellm_module, fake, api_key_env="LABILE_TEST_KEY",
+                     cache_dir=str(tmp_path))
+    first = client.complete_text("q", operation="chat")
+    cache = client.response_cache
+    assert cache is not None and first == "fresh ***"
+    # a cache file written by an older labile, before replies were scrubbed
+    cache.put(next(iter(_cache_keys(tmp_path))), CachedReply(text=f"old {SECRET}"),
+              model=client.model, operation="chat")
+    assert client.complete_text("q", operation="chat") == "old ***"
+    assert len(fake.calls) == 1
+
+
+def _cache_keys(directory: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(directory / "llm_cache.sqlite3") as db:
+        table = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+        return [row[0] for row in db.execute(f"SELECT key FROM {table}")]
+
+
+def test_set_verbose_is_kept_off_so_nothing_prints_the_key(
+    litellm_module: ModuleType, make_fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+) -> None:
+    import litellm.main
+
+    monkeypatch.setenv("LABILE_TEST_KEY", SECRET)
+
+    def provider_error(kwargs: dict[str, Any]) -> None:
+        # what litellm does with a provider's error text while set_verbose is on
+        litellm.main.print_verbose(f"Received openai error - Incorrect API key {SECRET}")
+
+    fake = make_fake(["ok"], hook=provider_error)
+    client = _client(litellm_module, fake, api_key_env="LABILE_TEST_KEY")
+    monkeypatch.setattr(litellm_module, "set_verbose", True)  # the application turns it on
+    with caplog.at_level(logging.DEBUG, logger="labile"):
+        assert client.complete_text("x", operation="chat") == "ok"
+    logs = _events(caplog)
+    out = capsys.readouterr()
+    assert SECRET not in out.out + out.err
+    assert litellm_module.set_verbose is False
+    assert any(e["event"] == "litellm_set_verbose_turned_off" for e in logs)

@@ -129,8 +129,14 @@ def test_the_gate_lets_through_only_the_right_bearer_token() -> None:
 
     gate = BearerTokenGate(unused, "s3cret")
     assert _call_gate(gate, [(b"authorization", b"Bearer s3cret")]) == ([], True)
+    # the scheme is case-insensitive (RFC 7235), and may be followed by several spaces
+    for scheme in (b"bearer", b"BEARER", b"bEaReR"):
+        assert _call_gate(gate, [(b"authorization", scheme + b" s3cret")]) == ([], True)
+    assert _call_gate(gate, [(b"authorization", b"Bearer   s3cret")]) == ([], True)
     for headers in ([], [(b"authorization", b"Bearer wrong")],
-                    [(b"authorization", b"s3cret")], [(b"x-token", b"Bearer s3cret")]):
+                    [(b"authorization", b"s3cret")], [(b"x-token", b"Bearer s3cret")],
+                    [(b"authorization", b"Basic s3cret")], [(b"authorization", b"Bearers3cret")],
+                    [(b"authorization", b"Bearer s3cret ")], [(b"authorization", b"Bearer")]):
         sent, reached = _call_gate(gate, headers)
         assert not reached and sent[0]["status"] == 401
     assert _call_gate(gate, [], kind="lifespan") == ([], True)  # startup is not a request

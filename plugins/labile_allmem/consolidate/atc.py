@@ -36,6 +36,7 @@ from labile.plugin import (
     Node,
     OperationReport,
     Store,
+    bounded,
     component_field,
     get_logger,
 )
@@ -94,19 +95,19 @@ class ATCConfig:
         descriptor_offline: Options of the offline descriptor (also the LLM one's fallback).
     """
 
-    every_n_sessions: int = attrs.field(default=3, validator=ge(0))
-    neighbourhood_k: int = attrs.field(default=10, validator=ge(1))
+    every_n_sessions: int = attrs.field(default=3, validator=bounded(0, 100_000))
+    neighbourhood_k: int = attrs.field(default=10, validator=bounded(1, 100_000))
     split_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     merge_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     update_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     diagnoser: ComponentSpec = component_field(DIAGNOSER, f"{DIAGNOSER}.offline")
     planner: ComponentSpec = component_field(REPAIR_PLANNER, f"{REPAIR_PLANNER}.offline")
     descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline")
-    workers: int = attrs.field(default=4, validator=ge(1))
-    semantic_cap: int = attrs.field(default=8, validator=ge(0))
+    workers: int = attrs.field(default=4, validator=bounded(1, 256))
+    semantic_cap: int = attrs.field(default=8, validator=bounded(0, 10_000))
     semantic_threshold: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     support_min: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
-    max_merge: int = attrs.field(default=8, validator=ge(2))
+    max_merge: int = attrs.field(default=8, validator=bounded(2, 10_000))
     offline: OfflineDiagnosisConfig = attrs.field(factory=OfflineDiagnosisConfig)
     descriptor_offline: OfflineDescriptorConfig = attrs.field(factory=OfflineDescriptorConfig)
 

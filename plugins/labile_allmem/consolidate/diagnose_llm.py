@@ -54,7 +54,7 @@ import numpy as np
 from attrs.validators import ge, in_, le, optional
 from numpy.typing import NDArray
 
-from labile.plugin import Deps, Embedder, LLMClient, LLMError, Node, get_logger
+from labile.plugin import Deps, Embedder, LLMClient, LLMError, Node, bounded, get_logger
 from labile_allmem import prompts
 from labile_allmem.consolidate.records import Neighbourhood, Proposal
 from labile_allmem.consolidate.relate import evidence_text
@@ -105,9 +105,9 @@ class LLMDiagnosisConfig:
                                  validator=in_(("similarity", "offline", "none")))
     min_similarity: float | None = attrs.field(default=None,
                                                validator=optional([ge(-1.0), le(1.0)]))
-    max_units: int = attrs.field(default=6, validator=ge(1))
+    max_units: int = attrs.field(default=6, validator=bounded(1, 10_000))
     skip_covered: bool = True
-    max_calls: int = attrs.field(default=0, validator=ge(0))
+    max_calls: int = attrs.field(default=0, validator=bounded(0, 1_000_000))
     narrow_schema: bool = True
 
 

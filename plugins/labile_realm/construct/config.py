@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 from attrs.validators import ge, le
 
-from labile.plugin import ComponentSpec, component_field
+from labile.plugin import ComponentSpec, bounded, component_field
 from labile_realm.construct.decide_offline import OfflineDecisionConfig
 from labile_realm.construct.extract_offline import OfflineExtractionConfig
 from labile_realm.decisions import UNIT_EXTRACTOR, WRITE_DECIDER
@@ -34,12 +34,12 @@ class RealmConstructConfig:
 
     units: ComponentSpec = component_field(UNIT_EXTRACTOR, f"{UNIT_EXTRACTOR}.offline")
     decisions: ComponentSpec = component_field(WRITE_DECIDER, f"{WRITE_DECIDER}.offline")
-    similar_k: int = attrs.field(default=6, validator=ge(0))
-    recent_k: int = attrs.field(default=6, validator=ge(0))
+    similar_k: int = attrs.field(default=6, validator=bounded(0, 100_000))
+    recent_k: int = attrs.field(default=6, validator=bounded(0, 100_000))
     structural_edges: bool = True
     episodes: bool = True
-    max_entity_sources: int = attrs.field(default=50, validator=ge(1))
+    max_entity_sources: int = attrs.field(default=50, validator=bounded(1, 100_000))
     summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
-    context_turns: int = attrs.field(default=6, validator=ge(0))
+    context_turns: int = attrs.field(default=6, validator=bounded(0, 1000))
     extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
     thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)

@@ -36,7 +36,15 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 from attrs.validators import ge, le
 
-from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, Observation, get_logger
+from labile.plugin import (
+    Deps,
+    LLMClient,
+    LLMError,
+    LLMOutputError,
+    Observation,
+    bounded,
+    get_logger,
+)
 from labile_realm import prompts
 from labile_realm.construct.extract_offline import Extraction, date_phrase
 from labile_realm.construct.units import ConversationState, Unit
@@ -443,7 +451,7 @@ class LLMUnitsConfig:
     """
 
     batch_turns: int = attrs.field(default=4, validator=[ge(1), le(16)])
-    batch_chars: int = attrs.field(default=2400, validator=ge(200))
+    batch_chars: int = attrs.field(default=2400, validator=bounded(200, 1_000_000))
 
 
 def build_llm_units(

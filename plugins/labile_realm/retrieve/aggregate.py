@@ -29,7 +29,7 @@ import attrs
 import numpy as np
 from attrs.validators import ge, in_, le
 
-from labile.plugin import Deps, Hit, Query, Store, Subgraph, cosine
+from labile.plugin import Deps, Hit, Query, Store, Subgraph, bounded, cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_READING
 from labile_realm.retrieve.question import QuestionReading, read_question
 from labile_realm.retrieve.score import aggregate_score
@@ -63,14 +63,14 @@ class AggregateConfig:
     """
 
     alpha: float = attrs.field(default=0.8, validator=[ge(0.0), le(1.0)])
-    top_k: int = attrs.field(default=10, validator=ge(1))
+    top_k: int = attrs.field(default=10, validator=bounded(1, 100_000))
     evidence_kinds: tuple[str, ...] = ("event", "fact")
     demote_covered: bool = True
     latest_first: bool = True
     session_penalty: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     diversity_for: Literal["many", "all"] = attrs.field(default="many",
                                                         validator=in_(("many", "all")))
-    diversity_pool: int = attrs.field(default=30, validator=ge(1))
+    diversity_pool: int = attrs.field(default=30, validator=bounded(1, 100_000))
 
     def __attrs_post_init__(self) -> None:
         bad = [t for t in self.evidence_kinds if kind_name(t) is None]

@@ -37,6 +37,7 @@ from labile.plugin import (
     Query,
     Reach,
     Store,
+    bounded,
     component_field,
     get_logger,
 )
@@ -131,12 +132,12 @@ class ExpandConfig:
     max_rounds: int = attrs.field(default=3, validator=[ge(0), le(10)])
     max_frontier: int = attrs.field(default=5, validator=[ge(1), le(5)])
     frontier_kinds: tuple[str, ...] = ("event", "fact", "entity")
-    evidence_k: int = attrs.field(default=10, validator=ge(1))
+    evidence_k: int = attrs.field(default=10, validator=bounded(1, 100_000))
     score_threshold: float = attrs.field(default=0.3, validator=[ge(0.0), le(1.0)])
-    subgraph_max_nodes: int = attrs.field(default=4, validator=ge(1))
+    subgraph_max_nodes: int = attrs.field(default=4, validator=bounded(1, 10_000))
     beam_hops: int = attrs.field(default=2, validator=[ge(1), le(10)])
     path_max_depth: int = attrs.field(default=3, validator=[ge(1), le(10)])
-    path_top_k: int = attrs.field(default=2, validator=ge(1))
+    path_top_k: int = attrs.field(default=2, validator=bounded(1, 1000))
     hop_penalty: float = attrs.field(default=0.03, validator=ge(0.0))
     include: tuple[str, ...] = attrs.field(default=(), validator=_check_include)
     conflict_inhibit: bool = True
@@ -149,7 +150,7 @@ class ExpandConfig:
     semantic_weight: float = attrs.field(default=0.6, validator=ge(0.0))
     edge_weight: float = attrs.field(default=0.4, validator=ge(0.0))
     beta: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
-    max_edges_per_node: int = attrs.field(default=64, validator=ge(1))
+    max_edges_per_node: int = attrs.field(default=64, validator=bounded(1, 100_000))
     activation: Literal["edge", "propagate", "accumulate"] = attrs.field(
         default="accumulate", validator=in_(("edge", "propagate", "accumulate")))
     echo_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])

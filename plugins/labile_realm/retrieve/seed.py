@@ -50,6 +50,7 @@ from labile.plugin import (
     Query,
     Reach,
     Store,
+    bounded,
     component_field,
     cosine,
     get_logger,
@@ -118,8 +119,8 @@ class SeedConfig:
     planner: ComponentSpec = component_field(SEED_PLANNER, f"{SEED_PLANNER}.offline")
     mode: Literal["atom", "plan"] = attrs.field(default="atom", validator=in_(("atom", "plan")))
     max_seed_plans: int = attrs.field(default=1, validator=[ge(1), le(5)])
-    top_k: int = attrs.field(default=30, validator=ge(1))
-    candidates: int = attrs.field(default=60, validator=ge(1))
+    top_k: int = attrs.field(default=30, validator=bounded(1, 100_000))
+    candidates: int = attrs.field(default=60, validator=bounded(1, 100_000))
     score_threshold: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     embedding_weight: float = attrs.field(default=0.6, validator=ge(0.0))
     keyword_weight: float = attrs.field(default=0.4, validator=ge(0.0))
