@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from labile import AsyncMemory, InputError, MissingDependencyError
-from labile.plugin import add_memory_options, open_memory
+from labile.plugin import add_limit_options, add_memory_options, open_memory
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -54,8 +54,7 @@ def serve_mcp_options(p: argparse.ArgumentParser) -> None:
                    help="offer the tool that erases a whole namespace")
     p.add_argument("--max-request-bytes", type=int, default=DEFAULT_MAX_REQUEST_BYTES,
                    help="largest HTTP request body (default: 1 MiB); larger gets 413")
-    p.add_argument("--max-text-chars", type=int, default=20_000,
-                   help="longest message or query accepted (default: 20000)")
+    add_limit_options(p)  # --max-text-chars, --max-batch-chars: the memory's limits too
     p.add_argument("--max-messages", type=int, default=500,
                    help="most messages in one add call (default: 500)")
 

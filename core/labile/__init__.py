@@ -33,6 +33,7 @@ from labile._errors import (
     UnknownComponentError,
 )
 from labile._hookspecs import hookimpl
+from labile._limits import MAX_BATCH_CHARS, MAX_OBSERVATION_CHARS, Limits, chunk_observation
 from labile._logconfig import configure_library
 from labile._memory import Memory, build_registries
 from labile._model import (
@@ -58,14 +59,15 @@ from labile._protocols import Deps
 from labile._registry import NoConfig, collect
 
 __all__ = [
+    "MAX_BATCH_CHARS", "MAX_OBSERVATION_CHARS",
     "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps", "DuplicateComponentError",
     "Edge", "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
-    "Memory",
+    "Limits", "Memory",
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",
     "Reach", "RetrievalResult", "SchemaError", "StoreError", "UnknownComponentError",
-    "build_registries", "collect", "get_plugin_manager", "hookimpl", "merge_tables",
-    "plugins_disabled", "preset_table", "read_toml", "resolve",
+    "build_registries", "chunk_observation", "collect", "get_plugin_manager", "hookimpl",
+    "merge_tables", "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
 configure_library()  # quiet: events go to stdlib logging under "labile", unhandled

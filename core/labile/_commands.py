@@ -208,6 +208,30 @@ def add_memory_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", help="store directory (overrides [store] path)")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-text-chars`` and ``--max-batch-chars``: the size limits of what a
+    command writes (`labile.Limits`); `open_memory` applies them."""
+    from labile._limits import MAX_BATCH_CHARS, MAX_OBSERVATION_CHARS
+
+    parser.add_argument("--max-text-chars", type=_positive_int, default=MAX_OBSERVATION_CHARS,
+                        metavar="N", help="most characters in one message: text, speaker "
+                        f"and metadata together (default: {MAX_OBSERVATION_CHARS:,})")
+    parser.add_argument("--max-batch-chars", type=_positive_int, default=MAX_BATCH_CHARS,
+                        metavar="N",
+                        help="most characters in one batch of messages "
+                        f"(default: {MAX_BATCH_CHARS:,})")
+
+
 def open_memory(
     args: argparse.Namespace, *, create: bool = False, bundle: str | None = None
 ) -> Memory:
@@ -216,12 +240,19 @@ def open_memory(
     Only writing commands pass ``create=True``: reading a path that holds no
     store is an error (`StoreError`), not a new empty store. A command of one
     bundle (``labile inspect allmem``) passes ``bundle``: a memory whose
-    extractor is another bundle's is refused (`InputError`) naming both.
+    extractor is another bundle's is refused (`InputError`) naming both. The
+    options of `add_limit_options`, when the command has them, set its limits.
     """
     from labile._errors import InputError
+    from labile._limits import Limits
     from labile._memory import Memory
 
-    memory = Memory.open(args.config, preset=args.preset, path=args.path, create=create)
+    limits = None
+    if getattr(args, "max_text_chars", None) is not None:
+        limits = Limits(observation_chars=args.max_text_chars,
+                        batch_chars=getattr(args, "max_batch_chars", None) or Limits().batch_chars)
+    memory = Memory.open(args.config, preset=args.preset, path=args.path, create=create,
+                         limits=limits)
     owner = memory.config.extractor.type.split(".")[0]
     if bundle is not None and owner != bundle:
         memory.close()

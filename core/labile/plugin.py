@@ -31,6 +31,7 @@ from labile._commands import (
     CommandRun,
     Configure,
     RegisterCommand,
+    add_limit_options,
     add_memory_options,
     echo,
     open_memory,
@@ -56,6 +57,7 @@ from labile._forget import ForgetPlan
 from labile._fusion import rrf, zscores
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
+from labile._limits import observation_chars
 from labile._model import (
     AddReport,
     Answer,
@@ -114,7 +116,8 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
-    "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
+    "Subgraph", "UsageMeter", "Vector", "add_limit_options", "add_memory_options",
+    "component_field", "cosine", "echo", "edge_id", "holds_store", "hookimpl", "nested_kind",
+    "observation_chars", "open_memory", "rrf", "runtime_field",
     "runtime_only", "structure_options", "utcnow", "zscores",
 ]

@@ -20,7 +20,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
-from labile.plugin import InputError, Observation, add_memory_options, echo, open_memory
+from labile.plugin import (
+    InputError,
+    Observation,
+    add_limit_options,
+    add_memory_options,
+    echo,
+    observation_chars,
+    open_memory,
+)
 
 __all__ = ["register_commands"]
 
@@ -61,7 +69,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tz", default="UTC",
                    help="zone of timestamps written without one (IANA name; default UTC)")
     p.add_argument("--batch-size", type=int, default=64,
-                   help="observations per batch; each batch is kept once acknowledged")
+                   help="observations per batch (fewer when the batch would pass "
+                        "--max-batch-chars); each batch is kept once acknowledged")
+    add_limit_options(p)
+    p.add_argument("--chunk", action="store_true",
+                   help="cut a message longer than --max-text-chars into parts with ids "
+                        "ID#1, ID#2, ... whose metadata 'chunk_of' names the original and "
+                        "the character range (default: refuse it)")
 
 
 def list_options(p: argparse.ArgumentParser) -> None:
@@ -111,6 +125,7 @@ def import_options(p: argparse.ArgumentParser) -> None:
     """``FILE``, ``-n``."""
     _namespace(p, required=False)
     p.add_argument("file", help="a file written by `labile export`")
+    add_limit_options(p)
 
 
 # -- add ------------------------------------------------------------------------------
@@ -135,9 +150,20 @@ def _default_time(text: str | None, zone: tzinfo) -> datetime:
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=zone)
 
 
-def _batches(items: Sequence[Observation], size: int) -> Iterator[list[Observation]]:
-    for i in range(0, len(items), size):
-        yield list(items[i:i + size])
+def _batches(items: Sequence[Observation], size: int, chars: int) -> Iterator[list[Observation]]:
+    """Runs of at most ``size`` observations and (unless one alone is larger) ``chars``
+    characters as `labile.Limits` counts them."""
+    batch: list[Observation] = []
+    held = 0
+    for obs in items:
+        n = observation_chars(obs)
+        if batch and (len(batch) == size or held + n > chars):
+            yield batch
+            batch, held = [], 0
+        batch.append(obs)
+        held += n
+    if batch:
+        yield batch
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -167,7 +193,10 @@ def run_add(args: argparse.Namespace) -> int:
                 if merged:  # several conversations in one namespace: keep their ids apart
                     observations = tuple(attrs.evolve(o, id=f"{conv.namespace}:{o.id}")
                                          for o in observations)
-                for batch in _batches(observations, args.batch_size):
+                if args.chunk:
+                    observations = tuple(memory.limits.fit(observations))
+                for batch in _batches(observations, args.batch_size,
+                                      memory.limits.batch_chars):
                     report = memory.add(batch, namespace=namespace)
                     totals["added"] += len(report.added)
                     totals["already stored"] += len(report.skipped_existing)

@@ -70,8 +70,9 @@ def import_records(
 
     Raises:
         InputError: no header or an unknown format version, another embedder,
-            the namespace already holds data, or a malformed record (the
-            message names its line); nothing is written then.
+            the namespace already holds data, a malformed record (the
+            message names its line), or an observation over ``memory.limits``;
+            nothing is written then.
     """
     stream = iter(records)
     header = next(stream, None)
@@ -111,6 +112,8 @@ def import_records(
                 raise ValueError("'type' must be observation, node or edge")
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise InputError(f"export line {line}: {exc}") from None
+    for one in obs:  # the batch limit does not apply: an export is one batch, whatever its size
+        memory.limits.check_one(one, f"exported observation {one.id!r}")
     with memory.write_lock, store.batch(ns):
         store.add_observations(ns, obs)
         store.upsert_nodes(ns, nodes)
