@@ -47,6 +47,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench crash", run=c.run_crash_command, configure=c.crash_options,
              help="kill -9 a writer at random points and inside commits, reopen, verify "
                   "(acknowledged batches kept, store consistent, re-add idempotent)")
+    register("bench bigturn", run=c.run_bigturn_command, configure=c.bigturn_options,
+             help="time to add one very long message (50 kB, 500 kB, 5 MB by default), "
+                  "whole or cut into parts; linear growth shows as 1.0 per character")
     from labile_bench import graph
 
     register("bench graph", run=graph.run_graph_command, configure=graph.graph_options,
