@@ -84,6 +84,8 @@ def test_limits_must_be_positive_integers(bad: object) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab \n\tc."), max_size=400), st.integers(1, 60))
 def test_chunks_tile_the_text_with_their_provenance(text: str, size: int) -> None:
+    """For any text and size: the parts are the text's non-blank stretches in order, none
+    longer than the size, each naming its original and exact character range."""
     obs = _obs("doc", text or "x", session="s1", metadata={"caption": "c"})
     parts = chunk_observation(obs, size)
     if len(obs.text) <= size:

@@ -18,6 +18,7 @@ spans = st.tuples(st.integers(0, 60), st.integers(0, 12)).map(lambda t: (t[0], t
 @given(st.lists(spans, max_size=20), spans)
 def test_span_set_overlap_is_any_overlap(blocked: list[tuple[int, int]],
                                          word: tuple[int, int]) -> None:
+    """For any spans and any word: overlapping the merged runs is overlapping one span."""
     s, e = word
     assert _SpanSet(blocked).overlaps(s, e) == any(a < e and s < b for a, b in blocked)
 
@@ -25,6 +26,7 @@ def test_span_set_overlap_is_any_overlap(blocked: list[tuple[int, int]],
 @settings(max_examples=300, deadline=None)
 @given(st.lists(spans.filter(lambda t: t[0] < t[1]), max_size=25))
 def test_disjoint_keeps_what_the_pairwise_scan_kept(found: list[tuple[int, int]]) -> None:
+    """For any candidates: the bisecting choice keeps exactly what the pairwise scan kept."""
     day = datetime(2023, 5, 8, tzinfo=UTC)
     cands = [(s, e, (day, day + timedelta(days=1), "day")) for s, e in found]
     expected: list[tuple[int, int, object]] = []
@@ -48,6 +50,8 @@ def _scanned_future_context(text: str, start: int, end: int) -> bool:
                                  "!", "?", "\n", " ", "going to", "x"]), max_size=40),
        st.data())
 def test_future_context_matches_the_scan(pieces: list[str], data: st.DataObject) -> None:
+    """For any text and span: the bisected sentence reads as future exactly when the
+    scanned one does."""
     text = " ".join(pieces)
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))

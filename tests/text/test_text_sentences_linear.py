@@ -22,6 +22,7 @@ PIECES = [
 @given(st.lists(st.sampled_from(PIECES), max_size=300),
        st.lists(st.sampled_from(["", " "]), min_size=300, max_size=300))
 def test_same_spans_as_the_quadratic_splitter(pieces: list[str], seps: list[str]) -> None:
+    """For any text made of the pieces the rules look at: the same spans as before."""
     text = "".join(p + s for p, s in zip(pieces, seps, strict=False))
     assert split_sentences(text) == quadratic_split(text)
 
@@ -29,4 +30,5 @@ def test_same_spans_as_the_quadratic_splitter(pieces: list[str], seps: list[str]
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=2000))
 def test_same_spans_on_arbitrary_text(text: str) -> None:
+    """For any text at all: the same spans as before."""
     assert split_sentences(text) == quadratic_split(text)
