@@ -117,13 +117,13 @@ class Memory:
         """
         from labile._recorded import check_recorded, record
 
+        if limits is not None and not isinstance(limits, Limits):
+            raise InputError(f"limits must be a labile.Limits, got {type(limits).__name__}")
+        #: The size limits `add` enforces; replace it to raise them.
+        self.limits = Limits() if limits is None else limits
         unrecorded = store is None and check_recorded(config, create=create)
         self.config = config
         self.registries = registries
-        #: The size limits `add` enforces; replace it to raise them.
-        self.limits = Limits() if limits is None else limits
-        if not isinstance(self.limits, Limits):
-            raise InputError(f"limits must be a labile.Limits, got {type(limits).__name__}")
         self.usage = UsageMeter()
         self.schema = Schema.from_registries(registries)
         self._adopt(build_pipeline(config, registries, schema=self.schema, usage=self.usage,

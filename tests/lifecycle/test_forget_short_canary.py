@@ -162,3 +162,22 @@ def test_a_secret_added_by_another_process_is_forgotten_everywhere(
         for phrase in CANARY_PHRASES:
             hits, files, size = files_holding(path, phrase)
             assert hits == [], f"{phrase!r} left in {hits} ({files} files, {size} bytes)"
+
+
+@pytest.mark.parametrize("preset", ["allmem-llm"])
+def test_a_model_that_quotes_the_secret_leaves_nothing_after_forget(preset: str) -> None:
+    """The scripted model of the canary test writes the PIN into the summary and keywords
+    of the secret turn's unit; forgetting the turn removes every one of them. (``realm-llm``
+    is covered by the random-canary test of `test_canary.py` only: its scripted extraction
+    does not answer these turns.)"""
+    from test_canary import _scripted
+
+    turns = _turns()
+    with Memory.open({"preset": preset, "store": {"type": "memory"}, **HASHING},
+                     llm=_scripted(preset, "913")) as memory:
+        memory.add(turns[:5], namespace="u")
+        memory.add(turns[5:], namespace="u")
+        _consolidate(memory)
+        assert _leaks(memory, "u"), "positive control: the secret is in the graph"
+        memory.forget("u", [SECRET_ID])
+        assert _leaks(memory, "u") == []
