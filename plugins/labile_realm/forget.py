@@ -6,7 +6,8 @@ nodes built from forgotten observations alone, with their edges):
 * ``realm.episode``: rebuilt from the turns that remain, as construction
   would describe it from them (`labile_realm.episode_text`): speakers, date,
   topics (from the remaining turns' terms) and highlights (picked again among
-  the remaining turns' events); its time span is recomputed from them.
+  the remaining turns' events, each with its ``summarizes`` edge); its time
+  span is recomputed from them.
 * ``realm.entity``: kept (its name is its content) with the remaining sources;
   keywords and aliases that hold a forgotten-only word are removed, and a
   description holding one falls back to the name.
@@ -30,8 +31,9 @@ from __future__ import annotations
 import attrs
 
 from labile.plugin import ForgetPlan, Node, NodeFilter
+from labile_realm.construct.batch import WriteBatch
 from labile_realm.construct.extract_offline import unit_id_of_turn
-from labile_realm.construct.relations import session_highlights
+from labile_realm.construct.relations import session_highlights, summary_links
 from labile_realm.episode_text import describe_episode, event_terms, session_topics
 from labile_realm.schema import ENTITY, EPISODE, EVENT
 
@@ -108,6 +110,10 @@ def _episode(plan: ForgetPlan, node: Node, sources: tuple[str, ...],
     speakers = {o.speaker for o in plan.remaining if o.speaker}
     picked = session_highlights(events) if _HIGHLIGHTS in node.description else []
     description = describe_episode(key, speakers, times[0], topics, picked)
+    # A turn picked now in place of a forgotten one gets its ``summarizes`` edge.
+    links = WriteBatch()
+    links.apply(store, plan.namespace, summary_links(node, picked), plan.deps.clock())
+    plan.rebuilt_edges.extend(links.edges.values())
     node_attrs = {**node.attrs, "description": description, "keywords": topics[:3],
                   "time_range": [times[0].isoformat(), times[-1].isoformat()],
                   "turn_terms": {t: turn_terms[t] for t in turns if t in turn_terms}}

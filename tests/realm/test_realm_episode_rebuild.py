@@ -33,6 +33,11 @@ def _episodes(memory: Memory) -> dict[str, tuple[str, tuple[str, ...], tuple[str
             for n in memory.list_nodes("u", where=NodeFilter(kinds={"realm.episode"})).items}
 
 
+def _summaries(memory: Memory) -> set[tuple[str, str, str]]:
+    return {(e.src, e.dst, e.description) for e in memory.store.iter_edges("u")
+            if e.predicate == "realm.summarizes"}
+
+
 def test_the_episode_does_not_depend_on_which_process_wrote_which_turn(tmp_path: Path) -> None:
     turns = _turns()
     with Memory.open(CONFIG, path=tmp_path / "one") as memory:
@@ -55,8 +60,10 @@ def test_a_forgotten_turn_leaves_the_episode_construction_gives_the_rest(tmp_pat
         memory.add(turns[4:], namespace="u")
         assert "913" in next(iter(_episodes(memory).values()))[0]  # the highlight quotes it
         memory.forget("u", [secret])
-        rebuilt = _episodes(memory)
+        rebuilt, links = _episodes(memory), _summaries(memory)
     rest = [o for o in turns if o.id != secret]
-    with Memory.open(CONFIG, path=tmp_path / "fresh") as memory:
-        memory.add(rest, namespace="u")
+    with Memory.open(CONFIG, path=tmp_path / "fresh") as memory:  # the same two batches
+        memory.add(rest[:4], namespace="u")
+        memory.add(rest[4:], namespace="u")
         assert rebuilt == _episodes(memory)
+        assert links == _summaries(memory)
