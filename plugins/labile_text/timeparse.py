@@ -417,22 +417,23 @@ def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
     return rel not in {"last", "since", "back in", "this past", "past"}
 
 
-def _disjoint(found: list[tuple[int, int, Interval]]) -> list[tuple[int, int, Interval]]:
-    """Each candidate in turn unless it overlaps one already kept; kept ones in text order.
+def _disjoint(found: list[tuple[int, int, Interval]], size: int) -> list[tuple[int, int, Interval]]:
+    """Each (non-empty) candidate in turn unless it overlaps one already kept; kept ones in
+    text order.
 
-    The kept spans are disjoint, so their starts and ends are both sorted and
-    one bisection finds the only one a candidate could overlap.
+    Kept characters are marked in a bitmap of the text's ``size``: each candidate is
+    checked and marked in time proportional to its own length (comparing it with
+    every kept span made texts with many dates quadratic).
     """
-    starts: list[int] = []
-    ends: list[int] = []
+    taken = bytearray(size)
     chosen: list[tuple[int, int, Interval]] = []
     for cand in found:
-        i = bisect_right(ends, cand[0])  # the first kept span ending after cand starts
-        if i < len(starts) and starts[i] < cand[1]:
+        start, end = cand[0], cand[1]
+        if 1 in taken[start:end]:
             continue
-        starts.insert(i, cand[0])
-        ends.insert(i, cand[1])
-        chosen.insert(i, cand)
+        taken[start:end] = b"\x01" * (end - start)
+        chosen.append(cand)
+    chosen.sort(key=lambda f: f[0])
     return chosen
 
 
@@ -492,7 +493,7 @@ def resolve_time_expressions(
             found.append((m.start(), m.end(), interval))
     # Longest match wins ("the day before yesterday" over "yesterday").
     found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
-    chosen = _disjoint(found)
+    chosen = _disjoint(found, len(text))
 
     def at(d: date) -> datetime:
         return datetime(d.year, d.month, d.day, tzinfo=tz)
