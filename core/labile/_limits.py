@@ -111,6 +111,23 @@ class Limits:
         return out
 
 
+    def batches(self, observations: Iterable[Observation],
+                most: int) -> Iterator[list[Observation]]:
+        """Runs of at most ``most`` observations and `batch_chars` characters (a single
+        observation larger than that is a run of its own, for `check` to refuse)."""
+        batch: list[Observation] = []
+        held = 0
+        for obs in observations:
+            size = observation_chars(obs)
+            if batch and (len(batch) == most or held + size > self.batch_chars):
+                yield batch
+                batch, held = [], 0
+            batch.append(obs)
+            held += size
+        if batch:
+            yield batch
+
+
 #: Room kept for a part's ``chunk_of`` metadata besides the original id it names.
 _PART_META: Final = 120
 

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from labile import Limits, Memory, Observation
-from labile.plugin import observation_chars
 
 __all__ = ["message", "run_bigturn"]
 
@@ -55,19 +54,6 @@ def _observations(chars: int, chunk: bool, limits: Limits) -> list[Observation]:
     return limits.fit([big]) if chunk else [big]
 
 
-def _batches(observations: list[Observation], limits: Limits) -> list[list[Observation]]:
-    out: list[list[Observation]] = [[]]
-    held = 0
-    for obs in observations:
-        size = observation_chars(obs)
-        if out[-1] and held + size > limits.batch_chars:
-            out.append([])
-            held = 0
-        out[-1].append(obs)
-        held += size
-    return out
-
-
 def run_bigturn(preset: str, sizes: Sequence[int], *, chunk: bool, embedder: str | None,
                 directory: Path | None = None) -> list[dict[str, Any]]:
     """Add one message of each size to a fresh store of ``preset``; one row per size."""
@@ -91,7 +77,7 @@ def run_bigturn(preset: str, sizes: Sequence[int], *, chunk: bool, embedder: str
                            namespace="b")
                 observations = _observations(chars, chunk, limits)
                 start = time.perf_counter()
-                for batch in _batches(observations, limits):
+                for batch in limits.batches(observations, len(observations)):
                     memory.add(batch, namespace="b")
                 seconds = time.perf_counter() - start
             per_char = seconds / chars

@@ -12,7 +12,7 @@ import itertools
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ from labile.plugin import (
     add_limit_options,
     add_memory_options,
     echo,
-    observation_chars,
     open_memory,
 )
 
@@ -150,22 +149,6 @@ def _default_time(text: str | None, zone: tzinfo) -> datetime:
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=zone)
 
 
-def _batches(items: Sequence[Observation], size: int, chars: int) -> Iterator[list[Observation]]:
-    """Runs of at most ``size`` observations and (unless one alone is larger) ``chars``
-    characters as `labile.Limits` counts them."""
-    batch: list[Observation] = []
-    held = 0
-    for obs in items:
-        n = observation_chars(obs)
-        if batch and (len(batch) == size or held + n > chars):
-            yield batch
-            batch, held = [], 0
-        batch.append(obs)
-        held += n
-    if batch:
-        yield batch
-
-
 def run_add(args: argparse.Namespace) -> int:
     """Read the file, then add it batch by batch with a progress bar and a summary."""
     from tqdm import tqdm
@@ -195,8 +178,7 @@ def run_add(args: argparse.Namespace) -> int:
                                          for o in observations)
                 if args.chunk:
                     observations = tuple(memory.limits.fit(observations))
-                for batch in _batches(observations, args.batch_size,
-                                      memory.limits.batch_chars):
+                for batch in memory.limits.batches(observations, args.batch_size):
                     report = memory.add(batch, namespace=namespace)
                     totals["added"] += len(report.added)
                     totals["already stored"] += len(report.skipped_existing)
