@@ -19,6 +19,7 @@ from labile import AsyncMemory
 from labile.plugin import (
     InputError,
     MissingDependencyError,
+    add_limit_options,
     add_memory_options,
     open_memory,
 )
@@ -61,9 +62,7 @@ def serve_mcp_options(p: argparse.ArgumentParser) -> None:
                    help="offer the tool that erases a whole namespace")
     p.add_argument("--max-request-bytes", type=int, default=DEFAULT_MAX_REQUEST_BYTES,
                    help="largest HTTP request body (default: 1 MiB); larger gets 413")
-    p.add_argument("--max-text-chars", type=int, default=20_000,
-                   help="longest text accepted in any argument: a message's content, role, "
-                        "id or session, a query, an id (default: 20000)")
+    add_limit_options(p)  # --max-text-chars, --max-batch-chars: the memory's limits too
     p.add_argument("--max-messages", type=int, default=500,
                    help="most messages in one add call (default: 500)")
 

@@ -13,6 +13,7 @@ from typing import Final
 
 import attrs
 
+from labile import MAX_OBSERVATION_CHARS
 from labile.plugin import InputError
 
 #: A namespace a client may name: no spaces or path-like characters, so it can
@@ -52,7 +53,8 @@ class ServePolicy:
     namespaces: tuple[str, ...] = attrs.field(converter=_as_tuple, validator=lambda _i, _a, v:
                                               _namespaces(v))
     allow_purge: bool = False
-    max_text_chars: int = attrs.field(default=20_000, validator=attrs.validators.ge(1))
+    max_text_chars: int = attrs.field(default=MAX_OBSERVATION_CHARS,
+                                      validator=attrs.validators.ge(1))
     max_messages: int = attrs.field(default=500, validator=attrs.validators.ge(1))
     max_k: int = attrs.field(default=50, validator=attrs.validators.ge(1))
 

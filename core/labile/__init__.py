@@ -43,6 +43,7 @@ from labile._hits import (
     search_payload,
     source_ids,
 )
+from labile._limits import MAX_BATCH_CHARS, MAX_OBSERVATION_CHARS, Limits, chunk_observation
 from labile._logconfig import quiet_by_default
 from labile._memory import Memory
 from labile._model import (
@@ -68,14 +69,15 @@ from labile._model import (
 SearchResult = RetrievalResult
 
 __all__ = [
-    "HIT_SCHEMA", "AddReport", "Answer", "AsyncMemory", "ConfigError",
+    "HIT_SCHEMA", "MAX_BATCH_CHARS", "MAX_OBSERVATION_CHARS",
+    "AddReport", "Answer", "AsyncMemory", "ConfigError",
     "DuplicateComponentError", "Edge", "Feedback", "Hit", "InputError", "LLMError",
-    "LLMOutputError", "LabileError", "Layer", "Memory", "MissingDependencyError", "Node",
+    "LLMOutputError", "LabileError", "Layer", "Limits", "Memory", "MissingDependencyError", "Node",
     "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "PipelineConfig",
     "PluginLoadError", "Predicate", "PromptContext", "Query", "Reach", "RetrievalResult",
-    "SchemaError", "SearchResult", "StoreError", "UnknownComponentError", "estimate_tokens",
-    "hit_to_dict", "merge_tables", "node_validity", "plugins_disabled", "preset_table",
-    "read_toml", "resolve", "result_to_dict", "search_payload", "source_ids",
+    "SchemaError", "SearchResult", "StoreError", "UnknownComponentError", "chunk_observation",
+    "estimate_tokens", "hit_to_dict", "merge_tables", "node_validity", "plugins_disabled",
+    "preset_table", "read_toml", "resolve", "result_to_dict", "search_payload", "source_ids",
 ]
 
 quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled

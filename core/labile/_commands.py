@@ -284,6 +284,30 @@ def add_memory_options(parser: argparse.ArgumentParser, *, env: bool = True) -> 
                         help=f"store directory (overrides [store] path){shown(PATH_ENV)}")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-text-chars`` and ``--max-batch-chars``: the size limits of what a
+    command writes (`labile.Limits`); `open_memory` applies them."""
+    from labile._limits import MAX_BATCH_CHARS, MAX_OBSERVATION_CHARS
+
+    parser.add_argument("--max-text-chars", type=_positive_int, default=MAX_OBSERVATION_CHARS,
+                        metavar="N", help="most characters in one message: text, speaker "
+                        f"and metadata together (default: {MAX_OBSERVATION_CHARS:,})")
+    parser.add_argument("--max-batch-chars", type=_positive_int, default=MAX_BATCH_CHARS,
+                        metavar="N",
+                        help="most characters in one batch of messages "
+                        f"(default: {MAX_BATCH_CHARS:,})")
+
+
 def open_memory(
     args: argparse.Namespace, *, create: bool = False, bundle: str | None = None
 ) -> Memory:
@@ -293,9 +317,11 @@ def open_memory(
     store is an error (`NotFoundError` for ``--path``, `StoreError` for a
     config's ``[store] path``), not a new empty store. A command of one
     bundle (``labile inspect allmem``) passes ``bundle``: a memory whose
-    extractor is another bundle's is refused (`InputError`) naming both.
+    extractor is another bundle's is refused (`InputError`) naming both. The
+    options of `add_limit_options`, when the command has them, set its limits.
     """
     from labile._errors import InputError
+    from labile._limits import Limits
     from labile._memory import Memory
     from labile._recorded import holds_store
 
@@ -305,7 +331,12 @@ def open_memory(
         # something named that does not exist (exit status 1), not a failed store.
         raise NotFoundError(f"no store at {where}: nothing to read (a writing command such "
                             "as `labile add` creates one)")
-    memory = Memory.open(args.config, preset=args.preset, path=args.path, create=create)
+    limits = None
+    if getattr(args, "max_text_chars", None) is not None:
+        limits = Limits(observation_chars=args.max_text_chars,
+                        batch_chars=getattr(args, "max_batch_chars", None) or Limits().batch_chars)
+    memory = Memory.open(args.config, preset=args.preset, path=args.path, create=create,
+                         limits=limits)
     owner = memory.config.extractor.type.split(".")[0]
     if bundle is not None and owner != bundle:
         memory.close()

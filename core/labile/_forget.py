@@ -10,9 +10,12 @@
 Forget handlers are registered by bundles (``labile_register_forget_handlers``,
 kind ``forget_handler``); each is called once per forget with the `ForgetPlan`
 and may rebuild affected nodes, drop or rewrite edges, and scrub state of its
-own outside the store (a reply cache). Edges carry no provenance, so the kernel
-then drops every edge and every node (rebuilt or not) whose text still holds a word
-found only in the forgotten observations (`ForgetPlan.leaks`).
+own outside the store (a reply cache). Edges carry no provenance, and a node can
+quote a turn it does not name as a source, so the kernel then drops every edge and
+every node (rebuilt or not) whose text still holds a word found only in the
+forgotten observations (`ForgetPlan.leaks`): any word, however short (a PIN, an
+age, "HIV", a two-letter name), except function words and the parts of the
+observations' own timestamps, which templates write into every node.
 """
 
 from __future__ import annotations
@@ -20,22 +23,34 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection
+from datetime import datetime
 from typing import Any
 
 import attrs
 
 from labile._model import Edge, Node, Observation
 from labile._protocols import Deps
+from labile.text.tokenize import is_stopword
 
 #: A forget handler: rebuilds or drops what its bundle derived (see the module docs).
 ForgetHandler = Callable[["ForgetPlan"], None]
 
-_WORD = re.compile(r"\w{4,}")
+_WORD = re.compile(r"\w+")
 
 
 def words(text: str) -> set[str]:
-    """The case-folded words of four characters or more in ``text``."""
+    """The case-folded words of ``text``, however short ("913", "hiv", "bo")."""
     return set(_WORD.findall(text.casefold()))
+
+
+def time_words(when: datetime) -> set[str]:
+    """The words a template may write for ``when``: year, month (number and name),
+    day, weekday, hour, minute, am/pm, and the pieces of its ISO form."""
+    parts = {str(when.year), str(when.month), f"{when.month:02d}", str(when.day),
+             f"{when.day:02d}", str(when.hour), f"{when.hour:02d}", str(when.hour % 12 or 12),
+             f"{when.minute:02d}", str(when.minute), when.strftime("%B"), when.strftime("%b"),
+             when.strftime("%A"), when.strftime("%a"), "am", "pm"}
+    return {p.casefold() for p in parts} | words(when.isoformat())
 
 
 @attrs.define(kw_only=True)
@@ -73,12 +88,21 @@ class ForgetPlan:
         """The ids of the forgotten observations."""
         return {o.id for o in self.forgotten}
 
-    def leaks(self, text: str) -> bool:
-        """Whether ``text`` holds a word that only forgotten observations contain."""
+    @property
+    def private_words(self) -> set[str]:
+        """The words only the forgotten observations hold (see the module docs)."""
         if self._private is None:
             kept = set().union(*(words(_obs_text(o)) for o in self.remaining))
-            self._private = set().union(*(words(_obs_text(o)) for o in self.forgotten)) - kept
-        return bool(self._private and words(text) & self._private)
+            times = set().union(*(time_words(o.timestamp)
+                                  for o in (*self.remaining, *self.forgotten)))
+            said = set().union(*(words(_obs_text(o)) for o in self.forgotten))
+            self._private = {w for w in said - kept - times if not is_stopword(w)}
+        return self._private
+
+    def leaks(self, text: str) -> bool:
+        """Whether ``text`` holds a word that only forgotten observations contain."""
+        private = self.private_words
+        return bool(private and words(text) & private)
 
     def remaining_sources(self, node: Node) -> tuple[str, ...]:
         """``node.sources`` without the forgotten observations."""
@@ -87,15 +111,20 @@ class ForgetPlan:
 
 
 def _obs_text(obs: Observation) -> str:
-    return " ".join([obs.text, json.dumps(obs.metadata, default=str)])
+    return " ".join([obs.text, obs.speaker or "", _json(obs.metadata)])
+
+
+def _json(value: object) -> str:
+    # Unescaped: "\u00e9" would hide the word "é" and show a word "u00e9" instead.
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def _edge_text(edge: Edge) -> str:
-    return " ".join([edge.description, json.dumps(edge.attrs, default=str)])
+    return " ".join([edge.description, _json(edge.attrs)])
 
 
 def _node_text(node: Node) -> str:
-    return " ".join([node.search_text, json.dumps(node.attrs, default=str)])
+    return " ".join([node.search_text, _json(node.attrs)])
 
 
 def plan_forget(deps: Deps, namespace: str, ids: Collection[str]) -> ForgetPlan:

@@ -19,6 +19,7 @@ import pluggy
 
 from labile._config import PipelineConfig, plugins_disabled, read_toml, resolve
 from labile._errors import ConfigError, InputError
+from labile._limits import Limits
 from labile._logconfig import get_logger
 from labile._model import (
     AddReport,
@@ -101,12 +102,14 @@ class Memory:
         embedder: Embedder | None = None,
         store: Store | None = None,
         create: bool = True,
+        limits: Limits | None = None,
     ) -> None:
         """Build every component of ``config`` (see `labile._pipeline.build_pipeline`).
 
         ``llm``, ``embedder`` and ``store`` replace the configured component with
         a ready instance (bring your own client; scripted models in tests). A
         store with a directory records the pipeline there (`labile._recorded`).
+        ``limits`` bounds what one ``add`` accepts (default `labile.Limits()`).
 
         Raises:
             ConfigError: a component needs an LLM and the pipeline has none, or
@@ -115,6 +118,10 @@ class Memory:
         """
         from labile._recorded import check_recorded, record
 
+        if limits is not None and not isinstance(limits, Limits):
+            raise InputError(f"limits must be a labile.Limits, got {type(limits).__name__}")
+        #: The size limits `add` enforces; replace it to raise them.
+        self.limits = Limits() if limits is None else limits
         unrecorded = store is None and check_recorded(config, create=create)
         self.config = config
         self.registries = registries
@@ -155,7 +162,7 @@ class Memory:
             create: Create the store if it does not exist (``False``: raise
                 `StoreError` instead, for read-only use).
             **instances: ``llm=``, ``embedder=`` or ``store=`` ready instances
-                that replace the configured ones.
+                that replace the configured ones, and ``limits=`` (`labile.Limits`).
         """
         if isinstance(config, PipelineConfig):
             registries = build_registries(plugin_manager, disable=config.disable_plugins)
@@ -189,7 +196,9 @@ class Memory:
 
         Raises:
             InputError: duplicate ids within the batch, an empty observation
-                (no text, no caption), or a bad namespace; nothing is written.
+                (no text, no caption), an observation or a batch over `limits`
+                (see `labile.Limits`, `labile.chunk_observation`), or a bad
+                namespace; nothing is written.
         """
         self._ready(namespace)
         start = time.perf_counter()
@@ -211,6 +220,7 @@ class Memory:
                     "nothing to remember; nothing in this batch was written"
                 )
             seen.add(obs.id)
+        self.limits.check(batch)
         with self._write_lock:
             report = add_batch(self, batch, namespace)
         report.ms = (time.perf_counter() - start) * 1000

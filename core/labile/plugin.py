@@ -37,6 +37,7 @@ from labile._commands import (
     Configure,
     NotFoundError,
     RegisterCommand,
+    add_limit_options,
     add_memory_options,
     echo,
     open_memory,
@@ -72,6 +73,7 @@ from labile._forget import ForgetPlan
 from labile._fusion import rrf, zscores
 from labile._hookspecs import hookimpl
 from labile._kinds import Declare, KindSpec, Placement
+from labile._limits import observation_chars
 from labile._logconfig import get_logger
 from labile._memory import build_registries
 from labile._model import (
@@ -135,10 +137,10 @@ __all__ = [
     "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_memory_options", "bounded",
-    "build_registries", "check_namespace", "collect", "component_field", "cosine", "echo",
-    "edge_id", "estimate_tokens", "evidence_line", "get_logger", "get_plugin_manager",
-    "holds_store", "hookimpl", "nested_kind", "open_memory", "render_context",
-    "require_namespace", "rrf", "runtime_field", "runtime_only", "structure_options",
-    "upper_bound", "utcnow", "zscores",
+    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_limit_options",
+    "add_memory_options", "bounded", "build_registries", "check_namespace", "collect",
+    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "evidence_line",
+    "get_logger", "get_plugin_manager", "holds_store", "hookimpl", "nested_kind",
+    "observation_chars", "open_memory", "render_context", "require_namespace", "rrf",
+    "runtime_field", "runtime_only", "structure_options", "upper_bound", "utcnow", "zscores",
 ]

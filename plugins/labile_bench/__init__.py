@@ -55,6 +55,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
              help="1, 2 and 4 worker processes on one store: local directory and object store")
     register("bench atc", run=c.run_atc, configure=c.atc_options,
              help="what offline ATC proposes and executes on LoCoMo conversations")
+    register("bench bigturn", run=c.run_bigturn_command, configure=c.bigturn_options,
+             help="time to add one very long message (50 kB, 500 kB, 5 MB by default), "
+                  "whole or cut into parts; linear growth shows as 1.0 per character")
     register("bench cycles", run=c.run_cycles_command, configure=c.cycles_options,
              help="open, search and close a Memory many times: threads and RSS per checkpoint")
     register("bench http", run=c.run_bench_http, configure=c.bench_http_options,

@@ -495,3 +495,43 @@ def run_cycles_command(args: argparse.Namespace) -> int:
         echo(f"after the warm-up (cycle {warm.cycle}): threads "
              f"{last.os_threads - warm.os_threads:+d}, RSS {last.rss_mb - warm.rss_mb:+.1f} MB")
     return 0
+
+
+# -- labile bench bigturn: one very long message ---------------------------------------
+
+
+def bigturn_options(p: argparse.ArgumentParser) -> None:
+    """``--preset``, ``--sizes``, ``--chunk``, ``--embedder``, ``--dir``, ``--json``."""
+    p.add_argument("--preset", nargs="+", default=["realm"], help="presets (default: realm)")
+    p.add_argument("--sizes", nargs="+", type=int, default=[50_000, 500_000, 5_000_000],
+                   metavar="CHARS", help="message sizes in characters (default: 50,000 "
+                   "500,000 5,000,000)")
+    p.add_argument("--chunk", action="store_true",
+                   help="cut the message into parts under the default limit instead of "
+                        "raising the limit to fit it whole")
+    p.add_argument("--embedder", default="hashing",
+                   help="embedder of every preset (default hashing: construction alone is "
+                        "timed); 'preset' keeps each preset's own")
+    p.add_argument("--dir", help="where the stores go (default: a temporary directory)")
+    p.add_argument("--json", dest="json_out", help="write the rows here")
+
+
+def run_bigturn_command(args: argparse.Namespace) -> int:
+    """Run `labile_bench.bigturn.run_bigturn` per preset; print a Markdown table."""
+    from labile_bench.bigturn import run_bigturn
+
+    if any(size < 1 for size in args.sizes):
+        raise LabileError(f"--sizes must be positive, got {args.sizes}")
+    embedder = None if args.embedder == "preset" else args.embedder
+    rows: list[dict[str, Any]] = []
+    for preset in args.preset:
+        for row in run_bigturn(preset, args.sizes, chunk=args.chunk, embedder=embedder,
+                               directory=Path(args.dir) if args.dir else None):
+            if not rows:
+                echo("| " + " | ".join(row) + " |")
+                echo("|" + "---|" * len(row))
+            rows.append(row)
+            echo("| " + " | ".join(str(v) for v in row.values()) + " |")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0

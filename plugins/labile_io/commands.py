@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from labile.plugin import (
     InputError,
     NotFoundError,
     Observation,
+    add_limit_options,
     add_memory_options,
     echo,
     open_memory,
@@ -80,7 +81,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tz", default="UTC",
                    help="zone of timestamps written without one (IANA name; default UTC)")
     p.add_argument("--batch-size", type=int, default=64,
-                   help="observations per batch; each batch is kept once acknowledged")
+                   help="observations per batch (fewer when the batch would pass "
+                        "--max-batch-chars); each batch is kept once acknowledged")
+    add_limit_options(p)
+    p.add_argument("--chunk", action="store_true",
+                   help="cut a message longer than --max-text-chars into parts with ids "
+                        "ID#1, ID#2, ... whose metadata 'chunk_of' names the original and "
+                        "the character range (default: refuse it)")
 
 
 def list_options(p: argparse.ArgumentParser) -> None:
@@ -144,6 +151,7 @@ def import_options(p: argparse.ArgumentParser) -> None:
     """``FILE``, ``-n``."""
     _namespace(p, required=False)
     p.add_argument("file", help="a file written by `labile export`")
+    add_limit_options(p)
 
 
 # -- add ------------------------------------------------------------------------------
@@ -166,11 +174,6 @@ def _default_time(text: str | None, zone: tzinfo) -> datetime:
         raise InputError(f"--timestamp {text!r}: not an ISO 8601 time "
                          "(e.g. 2024-05-01T09:30)") from None
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=zone)
-
-
-def _batches(items: Sequence[Observation], size: int) -> Iterator[list[Observation]]:
-    for i in range(0, len(items), size):
-        yield list(items[i:i + size])
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -208,7 +211,9 @@ def run_add(args: argparse.Namespace) -> int:
                 if merged:  # several conversations in one namespace: keep their ids apart
                     observations = tuple(attrs.evolve(o, id=f"{conv.namespace}:{o.id}")
                                          for o in observations)
-                for batch in _batches(observations, args.batch_size):
+                if args.chunk:
+                    observations = tuple(memory.limits.fit(observations))
+                for batch in memory.limits.batches(observations, args.batch_size):
                     report = memory.add(batch, namespace=namespace)
                     totals["added"] += len(report.added)
                     totals["already stored"] += len(report.skipped_existing)

@@ -77,8 +77,9 @@ def import_records(
 
     Raises:
         InputError: no header or an unknown format version, another embedder,
-            the namespace already holds data, or malformed records; nothing is
-            written then.
+            the namespace already holds data, malformed records (the message
+            names their lines), or an observation over ``memory.limits``;
+            nothing is written then.
     """
     stream = iter(records)
     header = next(stream, None)
@@ -112,6 +113,8 @@ def import_records(
             edges.append(record)
     check.finish()
     check.raise_if_any()
+    for one in obs:  # the batch limit does not apply: an export is one batch, whatever its size
+        memory.limits.check_one(one, f"exported observation {one.id!r}")
     with memory.write_lock, store.batch(ns):
         store.add_observations(ns, obs)
         store.upsert_nodes(ns, nodes)

@@ -9,6 +9,7 @@ never assert something the evidence does not say.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from datetime import UTC, datetime
 
 from labile.text.tokenize import content_words, is_stopword, stem, words, wordset
@@ -66,6 +67,26 @@ def _is_weak(token: str) -> bool:
 _Candidate = tuple[list[str], list[str], int, float]  # surface words, stems, offset, boost
 
 
+class _SpanSet:
+    """Character spans merged into disjoint sorted runs, asked about overlap by
+    bisection (checking every span for every word made long texts quadratic)."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for a, b in sorted(spans):
+            if self.ends and a <= self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], b)
+            else:
+                self.starts.append(a)
+                self.ends.append(b)
+
+    def overlaps(self, s: int, e: int) -> bool:
+        """Whether ``[s, e)`` overlaps one of the spans."""
+        i = bisect_right(self.ends, s)  # the first run ending after s
+        return i < len(self.starts) and self.starts[i] < e
+
+
 def keyphrases(text: str, k: int = 5) -> list[str]:
     """Extract up to ``k`` keyphrases from ``text`` (RAKE-style, deterministic).
 
@@ -117,8 +138,7 @@ def keyphrases(text: str, k: int = 5) -> list[str]:
                 (toks, [stem(w) for t in toks for w in words(t)], tm.span[0], _DATE_BOOST)
             )
 
-    def is_blocked(s: int, e: int) -> bool:
-        return any(a < e and s < b for a, b in blocked)
+    is_blocked = _SpanSet(blocked).overlaps
 
     for s, e in split_sentences(text):
         if is_filler(text[s:e]):

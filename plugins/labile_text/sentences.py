@@ -33,6 +33,8 @@ _NEVER_END = wordset(
 # Abbreviations that end a sentence only when a capitalised word follows.
 _MAY_END = wordset("etc a.m p.m u.s u.k inc ltd co corp dept est")
 _DOTTED_ACRONYM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
+# The first word at or after a position (``\s`` is what ``str.isspace`` holds).
+_NEXT_WORD = re.compile(r"\s*(\S+)")
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -116,9 +118,10 @@ def _merge_contentless(line: str, pieces: list[tuple[int, int]]) -> list[tuple[i
 
 
 def _next_word(line: str, pos: int) -> str:
-    rest = line[pos:].lstrip()
-    match = re.match(r"\S+", rest)
-    return match.group(0) if match else ""
+    # Matched in place: slicing the rest of the line at every terminator made
+    # splitting quadratic in the line's length.
+    match = _NEXT_WORD.match(line, pos)
+    return match.group(1) if match else ""
 
 
 def _starts_upper(word: str) -> bool:

@@ -28,6 +28,7 @@ Conventions (documented because English is ambiguous here):
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
@@ -371,12 +372,31 @@ _FUTURE = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
-def _future_context(text: str, start: int, end: int) -> bool:
-    """Whether the sentence around ``text[start:end]`` speaks of the future."""
-    left = max((mm.end() for mm in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    stop = _SENTENCE_END.search(text, end)
-    sentence = text[left : stop.start() if stop else len(text)]
-    return bool(_FUTURE.search(sentence))
+@attrs.define
+class _FutureContext:
+    """Whether the sentence around a span speaks of the future, for one text.
+
+    The sentence ends are found once and looked up by bisection, and each
+    sentence is read once: asking for every time expression of a long text
+    stays linear in its length (scanning from the start each time was not).
+    """
+
+    text: str
+    ends: list[int] = attrs.field(init=False)  # one past each sentence-ending character
+    seen: dict[tuple[int, int], bool] = attrs.field(init=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        self.ends = [mm.end() for mm in _SENTENCE_END.finditer(self.text)]
+
+    def __call__(self, start: int, end: int) -> bool:
+        before = bisect_right(self.ends, start) - 1
+        left = self.ends[before] if before >= 0 else 0
+        after = bisect_right(self.ends, end)
+        stop = self.ends[after] - 1 if after < len(self.ends) else len(self.text)
+        key = (left, stop)
+        if key not in self.seen:
+            self.seen[key] = bool(_FUTURE.search(self.text, left, stop))
+        return self.seen[key]
 
 
 def _roll_forward(handler: _Handler, m: re.Match[str], iv: Interval) -> Interval:
@@ -395,6 +415,26 @@ def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
         return False  # a stated year is never rolled ("in September 2023")
     rel = " ".join((m.groupdict().get("rel") or "").casefold().split())
     return rel not in {"last", "since", "back in", "this past", "past"}
+
+
+def _disjoint(found: list[tuple[int, int, Interval]], size: int) -> list[tuple[int, int, Interval]]:
+    """Each (non-empty) candidate in turn unless it overlaps one already kept; kept ones in
+    text order.
+
+    Kept characters are marked in a bitmap of the text's ``size``: each candidate is
+    checked and marked in time proportional to its own length (comparing it with
+    every kept span made texts with many dates quadratic).
+    """
+    taken = bytearray(size)
+    chosen: list[tuple[int, int, Interval]] = []
+    for cand in found:
+        start, end = cand[0], cand[1]
+        if 1 in taken[start:end]:
+            continue
+        taken[start:end] = b"\x01" * (end - start)
+        chosen.append(cand)
+    chosen.sort(key=lambda f: f[0])
+    return chosen
 
 
 def resolve_time_expressions(
@@ -434,6 +474,7 @@ def resolve_time_expressions(
     tz: tzinfo = anchor.tzinfo or UTC
     day = anchor.date()
     found: list[tuple[int, int, Interval]] = []
+    future_context = _FutureContext(text)
     for pattern, handler in _RULES:
         for m in pattern.finditer(text):
             try:
@@ -445,18 +486,14 @@ def resolve_time_expressions(
             # A bare "in September" / "on Saturday" / "May 8th" said of plans means the
             # next one, not the last one ("I'll cycle the Douro in September").
             forward = tense == "future" or (
-                tense == "auto" and _future_context(text, m.start(), m.end())
+                tense == "auto" and future_context(m.start(), m.end())
             )
             if interval[1] <= day and _rollable(handler, m) and forward:
                 interval = _roll_forward(handler, m, interval)
             found.append((m.start(), m.end(), interval))
     # Longest match wins ("the day before yesterday" over "yesterday").
     found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
-    chosen: list[tuple[int, int, Interval]] = []
-    for cand in found:
-        if all(cand[1] <= s or e <= cand[0] for s, e, _ in chosen):
-            chosen.append(cand)
-    chosen.sort(key=lambda f: f[0])
+    chosen = _disjoint(found, len(text))
 
     def at(d: date) -> datetime:
         return datetime(d.year, d.month, d.day, tzinfo=tz)

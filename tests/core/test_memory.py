@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labile import Memory, Observation
+from labile import Limits, Memory, Observation
 from labile._errors import InputError, StoreError
 from labile._model import AddReport
 from labile._plugins import get_plugin_manager
@@ -188,8 +188,9 @@ def test_photo_only_turn_is_accepted() -> None:
 
 
 def test_huge_text_is_stored_in_full() -> None:
+    """A text over the default limit is stored whole once the limit is raised for it."""
     text = "word " * 50_000
-    with open_memory() as memory:
+    with Memory.open(TABLE, limits=Limits(observation_chars=300_000)) as memory:
         memory.add(observations([text]), namespace="u1")
         (obs,) = memory.store.get_observations("u1", ["o1"])
         assert obs.text == text

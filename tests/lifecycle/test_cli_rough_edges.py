@@ -225,7 +225,7 @@ def test_help_shows_a_default_once(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["serve", "mcp", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert text.count("(default: 20000)") == 1
+    assert text.count("(default: 100,000)") == 1
 
 
 # -- listings, environment, stats, search ------------------------------------------------

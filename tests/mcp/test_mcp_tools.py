@@ -83,7 +83,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("search_memory", {"query": "x", "k": 0}, "greater than or equal to 1"),
     ("search_memory", {"query": "x", "k": 51}, "less than or equal to 50"),  # declared max
     ("search_memory", {"query": "x", "as_of": "last week"}, "ISO 8601"),
-    ("search_memory", {"query": "x" * 20_001}, "at most 20,000"),            # huge text
+    ("search_memory", {"query": "x" * 100_001}, "at most 100,000"),            # huge text
     ("search_memory", {"query": "x", "namespace": "eve"}, "not served here"),
     ("add_memories", {}, "exactly one of"),
     ("add_memories", {"text": "a", "messages": [{"content": "b"}]}, "exactly one of"),
@@ -93,7 +93,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("add_memories", {"messages": [{"content": "a", "speaker": "x"}]}, "speaker"),  # unknown
     ("add_memories", {"messages": [{"content": "a", "time": "yesterday"}]}, "ISO 8601"),
     ("add_memories", {"messages": [{"content": "   "}]}, "empty"),
-    ("add_memories", {"text": "y" * 20_001}, "at most 20,000"),              # huge text
+    ("add_memories", {"text": "y" * 100_001}, "at most 100,000"),              # huge text
     ("add_memories", {"messages": [{"content": "m"}] * 501}, "at most 500"),
     ("add_memories", {"text": "hello", "namespace": "eve"}, "not served here"),
     ("memory_stats", {"namespace": "../maya"}, "not served here"),

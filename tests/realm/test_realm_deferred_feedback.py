@@ -18,7 +18,7 @@ def _open(path: Path, every: int) -> Memory:
     return Memory.open({"preset": "realm", "embedder": {"type": "hashing"},
                         "store": {"type": "lancedb", "path": str(path),
                                   "deferred_commit_every": every,
-                                  "deferred_max_age_s": 1e6}})
+                                  "deferred_max_age_s": 86_400.0}})
 
 
 def _loop(memory: Memory) -> list[list[tuple[str, float]]]:

@@ -50,7 +50,6 @@ from labile_realm.construct.decide_offline import (
 )
 from labile_realm.construct.extract_offline import (
     Extraction,
-    date_phrase,
     session_key,
     unit_id,
     unit_id_of_turn,
@@ -59,7 +58,6 @@ from labile_realm.construct.merge import merge_unit
 from labile_realm.construct.neighbourhood import Candidate, Neighbourhood
 from labile_realm.construct.relations import (
     Highlight,
-    highlight_text,
     session_highlights,
     summary_links,
 )
@@ -71,8 +69,10 @@ from labile_realm.decisions import (
     UnitExtractor,
     WriteDecider,
 )
+from labile_realm.episode_text import describe_episode, event_terms, session_topics
 from labile_realm.ids import stable_id
 from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
+from labile_text.entities import normalize_name
 
 log = get_logger(__name__)
 
@@ -123,6 +123,9 @@ class RealmExtractor:
                     state.fact_slots[(str(subject), str(attribute))] = node.id
             skip = set(pending)
             recent = [o for o in self.store.iter_observations(namespace) if o.id not in skip]
+            for obs in recent[:-12]:  # every speaker, as the process that wrote them knew
+                if obs.speaker:
+                    state.speakers.setdefault(normalize_name(obs.speaker), obs.speaker)
             for obs in recent[-12:]:
                 state.remember(obs, (), None)
             self._resume(namespace, recent)
@@ -173,7 +176,8 @@ class RealmExtractor:
             vecs = [vector_of.get(id(u)) for u in ex.units]
             self._integrate(namespace, obs, ex, vecs, state, batch, known)
         if self.config.episodes:
-            self._episodes(namespace, sessions, state, batch)
+            terms = {obs.id: [t.casefold() for t in ex.terms] for obs, ex in extracted}
+            self._episodes(namespace, sessions, state, batch, terms)
         self.units.refresh_summary(state, list(state.session_terms))
         stale = [batch.nodes[i] for i in sorted(batch.reembed) if i in batch.nodes]
         for node, vec in zip(stale, self._embed([n.description for n in stale]), strict=True):
@@ -428,8 +432,11 @@ class RealmExtractor:
 
     # -- episodes -----------------------------------------------------------------
     def _episodes(
-        self, namespace: str, sessions: list[str], state: ConversationState, batch: WriteBatch
+        self, namespace: str, sessions: list[str], state: ConversationState, batch: WriteBatch,
+        terms: dict[str, list[str]],
     ) -> None:
+        """Write the episodes of ``sessions`` from all their turns as the store holds them
+        (`labile_realm.episode_text`), whichever process wrote the earlier ones."""
         now = self.deps.clock()
         touched = [s for s in sessions if state.session_turns.get(s)]
         if not touched:
@@ -441,27 +448,32 @@ class RealmExtractor:
         highlights: list[list[Highlight]] = []
         for key, nid in zip(touched, ids, strict=True):
             lo, hi = state.session_span[key]
-            terms = [t for t, _ in state.session_terms.get(key, Counter()).most_common(8)]
-            who = " and ".join(sorted(state.speakers.values())) or "the speakers"
-            desc = (f"Conversation session {key} between {who} on {date_phrase(lo)}; "
-                    f"topics: {', '.join(terms)}")
-            events = self._nodes(namespace, [unit_id_of_turn(t)
-                                             for t in state.session_turns[key]], batch)
-            picked = session_highlights(events) if self.config.structural_edges else []
-            highlights.append(picked)
-            desc += highlight_text(picked)
             old = existing.get(nid) or batch.nodes.get(nid)
             sources = list(old.sources) if old is not None else []
             sources.extend(s for s in state.session_turns[key] if s not in sources)
+            events = self._nodes(namespace, [unit_id_of_turn(t) for t in sources], batch)
+            turn_terms = {str(k): list(v) for k, v in
+                          (old.attrs.get("turn_terms") or {}).items()} if old else {}
+            for event in events:  # turns written before turn_terms were kept
+                for turn in event.sources:
+                    if turn in sources and turn not in turn_terms and turn not in terms:
+                        turn_terms[turn] = event_terms(event)
+            turn_terms.update((t, terms[t]) for t in sources if t in terms)
+            topics = session_topics(sources, turn_terms)
+            start = min(lo, old.time_start) if old and old.time_start else lo
+            end = max(hi, old.time_end) if old and old.time_end else hi
+            picked = session_highlights(events) if self.config.structural_edges else []
+            highlights.append(picked)
+            desc = describe_episode(key, state.speakers.values(), start, topics, picked)
             node = Node(
                 id=nid, kind=EPISODE, content=old.content if old else f"session {key}",
-                description=desc, keywords=tuple(terms[:3]),
-                time_start=min(lo, old.time_start) if old and old.time_start else lo,
-                time_end=max(hi, old.time_end) if old and old.time_end else hi,
+                description=desc, keywords=tuple(topics[:3]),
+                time_start=start, time_end=end,
                 created_at=old.created_at if old else now, updated_at=now,
                 sources=tuple(sources),
-                attrs={"name": f"session {key}", "description": desc, "keywords": terms[:3],
-                       "time_range": [lo.isoformat(), hi.isoformat()], "session": key},
+                attrs={"name": f"session {key}", "description": desc, "keywords": topics[:3],
+                       "time_range": [start.isoformat(), end.isoformat()], "session": key,
+                       "turn_terms": {t: turn_terms[t] for t in sources if t in turn_terms}},
             )
             nodes.append(node)
             texts.append(desc)
