@@ -140,7 +140,7 @@ def test_turns_out_of_time_order_and_duplicate_ids_are_refused(tmp_path: Path) -
 def test_the_shipped_set_is_loaded_whole_and_meets_its_brief() -> None:
     conversations = load_change()
     questions = [q for c in conversations for q in c.questions]
-    assert len(conversations) >= 3 and len(questions) >= 45
+    assert len(conversations) >= 10 and len(questions) >= 150
     share = {kind: sum(q.kind == kind for q in questions) / len(questions) for kind in KINDS}
     assert 0.35 <= share["current"] <= 0.45
     assert all(0.15 <= share[kind] <= 0.25 for kind in ("past", "change", "control"))
