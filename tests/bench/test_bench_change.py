@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from labile import Memory
 from labile_bench.change import KINDS, load_change, load_change_file
 from labile_bench.change_metrics import ChangeScorer, stale_first
-from labile_bench.change_run import SCHEMA_VERSION, format_table, run_change
+from labile_bench.change_run import SCHEMA_VERSION, format_table, run_change, said_after
 from labile_bench.compare import compare_logs
 
 FAST = {"store": {"type": "memory"}, "embedder": {"type": "hashing"}}
@@ -170,6 +170,7 @@ def test_a_tiny_conversation_end_to_end_with_bm25(tmp_path: Path) -> None:
             for line in (tmp_path / "logs" / "change-bm25.jsonl").read_text().splitlines()]
     assert rows[0]["retrieved_turns"][0] == "D1:1" and rows[0]["stale_first"] == 1.0
     assert rows[0]["category"] == "current" and rows[0]["asked_at"].startswith("2025-07-01")
+    assert rows[0]["future"] == [] and bm25["future_seen"] == 0  # asked after every turn
     assert compare_logs(rows, rows).questions == 1  # `bench compare` reads the log
     table = format_table(summary)
     assert "stale-first" in table and "bm25" in table.splitlines()[0]
@@ -188,3 +189,10 @@ def test_each_question_is_searched_as_of_the_time_it_is_asked(
     run_change(["bm25"], paths=[write(tmp_path, conversation())], config_overrides=FAST,
                show_progress=False)
     assert seen == [datetime(2025, 7, 1, 9, tzinfo=UTC)]
+
+
+def test_turns_said_after_the_question_are_picked_out() -> None:
+    said = {"a": datetime(2025, 1, 1, tzinfo=UTC), "b": datetime(2025, 6, 1, tzinfo=UTC)}
+    asked = datetime(2025, 3, 1, tzinfo=UTC)
+    assert said_after(["b", "x", "a"], said, asked) == ["b"]
+    assert said_after(["a"], said, datetime(2025, 1, 1, tzinfo=UTC)) == []  # at, not after
