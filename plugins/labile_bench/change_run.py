@@ -148,19 +148,21 @@ def _summarize(scorer: ChangeScorer, ks: Sequence[int]) -> dict[str, Any]:
 
 def run_change(
     presets: Sequence[str],
+    conversations: Sequence[ChangeConversation] | None = None,
     *,
-    paths: Sequence[str | Path] | None = None,
+    dataset: str = "labile_bench/data/change",
     ks: Sequence[int] = DEFAULT_KS,
     store_dir: str | Path | None = None,
     log_dir: str | Path | None = None,
     config_overrides: dict[str, Any] | None = None,
     show_progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Run every preset on the change conversations (the shipped set by default)."""
-    conversations = load_change(paths)
+    """Run every preset on ``conversations`` (the shipped set by default); ``dataset``
+    names them in the summary."""
+    if conversations is None:
+        conversations = load_change()
     out: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "dataset": ", ".join(str(p) for p in paths) if paths else "labile_bench/data/change",
+        "schema_version": SCHEMA_VERSION, "dataset": dataset,
         "conversations": len(conversations),
         "questions": sum(len(c.questions) for c in conversations),
         "ks": sorted(set(ks)), "presets": {}}

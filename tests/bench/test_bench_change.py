@@ -157,7 +157,7 @@ def test_the_shipped_set_is_loaded_whole_and_meets_its_brief() -> None:
 
 def test_a_tiny_conversation_end_to_end_with_bm25(tmp_path: Path) -> None:
     data = write(tmp_path, conversation(), "ana.json")
-    summary = run_change(["bm25"], paths=[data], log_dir=tmp_path / "logs",
+    summary = run_change(["bm25"], load_change([data]), log_dir=tmp_path / "logs",
                          config_overrides=FAST, show_progress=False)
     assert summary["schema_version"] == SCHEMA_VERSION and summary["questions"] == 1
     bm25 = summary["presets"]["bm25"]
@@ -186,7 +186,7 @@ def test_each_question_is_searched_as_of_the_time_it_is_asked(
         return search(self, query, **kwargs)
 
     monkeypatch.setattr(Memory, "search", spy)
-    run_change(["bm25"], paths=[write(tmp_path, conversation())], config_overrides=FAST,
+    run_change(["bm25"], load_change([write(tmp_path, conversation())]), config_overrides=FAST,
                show_progress=False)
     assert seen == [datetime(2025, 7, 1, 9, tzinfo=UTC)]
 
@@ -196,3 +196,32 @@ def test_turns_said_after_the_question_are_picked_out() -> None:
     asked = datetime(2025, 3, 1, tzinfo=UTC)
     assert said_after(["b", "x", "a"], said, asked) == ["b"]
     assert said_after(["a"], said, datetime(2025, 1, 1, tzinfo=UTC)) == []  # at, not after
+
+
+def test_the_command_names_what_is_wrong_with_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    bad = write(tmp_path, conversation(kind="later"))
+    code = main(["bench", "change", str(bad), "--preset", "bm25", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code != 0 and "ana.json question 'ana-q1'" in err and "not one of current" in err
+
+
+def test_the_command_prints_the_table_and_writes_the_summary(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    data, out = write(tmp_path, conversation()), tmp_path / "summary.json"
+    code = main(["bench", "change", str(data), "--preset", "bm25", "--json", str(out),
+                 "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "1 conversations, 1 questions" in printed and "stale-first" in printed
+    assert json.loads(out.read_text())["presets"]["bm25"]["overall"]["n"] == 1
+
+
+def test_the_command_refuses_a_cut_off_below_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    code = main(["bench", "change", "--preset", "bm25", "--k", "0", "5"])
+    assert code != 0 and "--k takes positive cut-offs, got 0 5" in capsys.readouterr().err
