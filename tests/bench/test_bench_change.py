@@ -67,6 +67,9 @@ def test_scorer_means_per_kind_with_stale_first_on_current_only() -> None:
     assert means["current"]["stale_first@5"] == 50.0 and means["current"]["n_stale"] == 2
     assert means["past"]["recall@1"] == 0.0 and "stale_first@5" not in means["past"]
     assert means["overall"]["n"] == 3 and means["overall"]["stale_first@5"] == 50.0
+    with pytest.raises(ValueError, match="both gold and stale"):
+        scorer.add(["new"], {"new"}, {"new"}, kind="current")
+    assert len(scorer.retrieval) == 3  # a refused question is not half-recorded
 
 
 # -- the loader's contract ----------------------------------------------------------------
