@@ -37,17 +37,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
-
 from labile import Memory
-from labile.plugin import Observation
+from labile.plugin import Observation, get_logger
 from labile_bench.change import DEFAULT_KS, KINDS, ChangeConversation, load_change
 from labile_bench.change_metrics import ChangeScorer
 from labile_bench.locomo_run import _with_store_path
 from labile_bench.metrics import percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 SCHEMA_VERSION: Final = 1
 
 

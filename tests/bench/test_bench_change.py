@@ -48,6 +48,8 @@ turn_ids = st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8)
        k=st.integers(1, 8), more=st.integers(0, 4))
 def test_stale_first_is_kept_by_a_larger_cut_and_excluded_by_gold_on_top(
         ranked: list[str], gold: set[str], stale: set[str], k: int, more: int) -> None:
+    """Property: stale-first at k stays 1 at any larger cut, is 0 when a gold turn ranks
+    first, and is 0 when no stale turn is in the top k."""
     value = stale_first(ranked, gold, stale, k)
     if value:  # a stale turn above every gold one stays so when more turns are looked at
         assert stale_first(ranked, gold, stale, k + more) == 1.0

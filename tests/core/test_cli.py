@@ -205,7 +205,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("plugins", "components", "check", "add", "search", "consolidate", "stats",
                  "demo"):
         assert f"    {name} " in out
-    assert "bench               benchmarks (atc, bigturn, compare, crash, cycles," in out
+    assert "bench               benchmarks (atc, bigturn, change, compare, crash," in out
     assert "inspect             diagnostics of a bundle's memory (allmem)" in out
     commands = collect_commands(get_plugin_manager(), builtin=register_kernel_commands)
     runnable = [c for c in commands if c.run is not None]
