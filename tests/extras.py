@@ -25,7 +25,7 @@ def skip_or_fail(reason: str) -> None:
     """Skip with ``reason`` (which names the install line), or fail where extras are required."""
     if REQUIRE:
         pytest.fail(f"LABILE_REQUIRE_EXTRAS=1 but {reason}")
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def require_module(module: str, install: str) -> None:

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("langgraph.store.base",
-                    reason="needs the langgraph extra: pip install -e '.[langgraph]'")
+from extras import require_module
+
+require_module("langgraph.store.base", "pip install -e '.[langgraph]'")
+
 
 from adapters_helpers import OFFLINE, run_example
 from hypothesis import given
@@ -21,6 +23,8 @@ from langgraph.store.base import InvalidNamespaceError, Item, SearchItem
 
 from labile import InputError, Memory
 from labile_langgraph import LabileStore
+
+pytestmark = pytest.mark.extras
 
 
 @pytest.fixture

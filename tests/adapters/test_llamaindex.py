@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("llama_index.core.memory",
-                    reason="needs the llamaindex extra: pip install -e '.[llamaindex]'")
+from extras import require_module
+
+require_module("llama_index.core.memory", "pip install -e '.[llamaindex]'")
+
 
 from adapters_helpers import OFFLINE, run_example
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock
@@ -30,7 +32,7 @@ SMALL: dict[str, Any] = {"token_limit": 40, "token_flush_size": 10, "tokenizer_f
 # aiosqlite, and never closes that connection: it warns when garbage-collected. That is
 # LlamaIndex's to fix; here it is collected (and its warning ignored) before each test
 # of this module ends, so it cannot surface in another test.
-pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
+pytestmark = [pytest.mark.extras, pytest.mark.filterwarnings("ignore::ResourceWarning"),
               pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
 
 

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("agents.testing",
-                    reason="needs the openai-agents extra: pip install -e '.[openai-agents]'")
+from extras import require_module
+
+require_module("agents.testing", "pip install -e '.[openai-agents]'")
+
 
 from adapters_helpers import OFFLINE, run_example
 from agents import Agent, RunConfig, Runner
@@ -20,6 +22,8 @@ from labile import AsyncMemory, Memory
 from labile_openai_agents import LabileSession, message_text
 
 NO_TRACES = RunConfig(tracing_disabled=True)  # the SDK would export traces to its backend
+
+pytestmark = pytest.mark.extras
 
 
 @pytest.fixture

@@ -19,11 +19,13 @@ import pytest
 from http_helpers import DEMO, IN_MEMORY, lancedb_config, live_server
 from webdriver import Browser, browser_missing, free_port
 
+from extras import REQUIRE
 from labile import Memory
 from labile_mcp.convert import messages_to_observations
 
-pytestmark = pytest.mark.skipif(browser_missing() is not None,
-                                reason=str(browser_missing()))
+pytestmark = [pytest.mark.extras,
+              pytest.mark.skipif(browser_missing() is not None and not REQUIRE,
+                                 reason=str(browser_missing()))]
 
 
 @pytest.fixture
