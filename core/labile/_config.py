@@ -249,7 +249,7 @@ def top_level_keys(kinds: KindTable) -> frozenset[str]:
     return frozenset(RESERVED_KEYS | {k.section[0] for k in kinds.in_pipeline()})
 
 
-def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:
+def resolve(table: Mapping[str, Any], registries: Registries) -> PipelineConfig:  # noqa: C901, PLR0912
     """Turn a raw config table into a `PipelineConfig`, checking everything.
 
     Raises:

@@ -99,7 +99,7 @@ def _add_one_percent(store: Any, rng: np.random.Generator, proj: NDArray[np.floa
             "codes_rebuilt": table.codes() is not before}
 
 
-def run_scale_bench(
+def run_scale_bench(  # noqa: PLR0915
     n_nodes: int,
     *,
     dim: int = 384,

@@ -328,7 +328,7 @@ def _summary(run: _Run, preset: str, produced: dict[str, Any], off: dict[str, An
     }
 
 
-def run_llm_locomo(
+def run_llm_locomo(  # noqa: PLR0913
     conversations: Sequence[Conversation],
     presets: Sequence[str],
     llm: Mapping[str, Any],

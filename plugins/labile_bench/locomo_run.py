@@ -111,7 +111,7 @@ def ingest_key(table: dict[str, Any], conversations: Sequence[Conversation]) -> 
     return digest.hexdigest()[:16]
 
 
-def run_preset(
+def run_preset(  # noqa: C901, PLR0912, PLR0915
     preset: str,
     conversations: Sequence[Conversation],
     *,

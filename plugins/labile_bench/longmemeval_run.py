@@ -116,7 +116,7 @@ def open_bench_memory(
     return Memory(resolved, registries, **instances)
 
 
-def run_longmemeval(
+def run_longmemeval(  # noqa: PLR0913
     path: str | os.PathLike[str],
     *,
     preset: str | None = "hybrid",
@@ -207,7 +207,7 @@ def run_longmemeval(
     return next(iter(runs.values()))
 
 
-def _run_items(
+def _run_items(  # noqa: PLR0913
     memory: Memory,
     items: Sequence[LMEItem],
     *,

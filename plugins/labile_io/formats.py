@@ -111,7 +111,7 @@ def detect(path: Path, text: str) -> str:
     return "messages"
 
 
-def read_file(path: Path, fmt: str | None, options: ReadOptions) -> list[Conversation]:
+def read_file(path: Path, fmt: str | None, options: ReadOptions) -> list[Conversation]:  # noqa: PLR0912
     """Every conversation in the file at ``path`` (``fmt=None``: detected).
 
     Raises:

@@ -38,7 +38,7 @@ def _type_ok(value: Any, name: str) -> bool:
     return isinstance(value, _TYPES.get(name, (object,)))
 
 
-def _check(value: Any, schema: Mapping[str, Any], path: str, errors: list[str]) -> None:
+def _check(value: Any, schema: Mapping[str, Any], path: str, errors: list[str]) -> None:  # noqa: C901, PLR0912
     if "anyOf" in schema:
         if not any(not validate(value, sub, path) for sub in schema["anyOf"]):
             errors.append(f"{path}: matches none of the allowed shapes")

@@ -173,7 +173,7 @@ _BY_NAME: Final[dict[str, ErrorKind]] = {
 _PROVIDER_MODULES: Final = ("litellm", "openai", "httpx", "httpcore", "anthropic", "aiohttp")
 
 
-def classify_error(exc: BaseException) -> ErrorKind:
+def classify_error(exc: BaseException) -> ErrorKind:  # noqa: PLR0911
     """The `ErrorKind` of ``exc``.
 
     Looks, in order, at labile's own `LLMCallError`, the provider exception's

@@ -124,7 +124,7 @@ class OfflineReconsolidationDecider:
     def __init__(self, config: ReconsolidateConfig) -> None:
         self.config = config
 
-    def decide(
+    def decide(  # noqa: C901
         self, result: RetrievalResult, feedback: Feedback, edges: Sequence[Edge]
     ) -> tuple[Classification, list[EdgeDecision]]:
         """Classify the recalled nodes and propose the decisions."""

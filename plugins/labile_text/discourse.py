@@ -208,7 +208,7 @@ def _refers_back(sentence: str) -> bool:
                 or _INLINE_ANAPHORIC.match(sentence.rstrip(".!… ")))
 
 
-def _sentence_link(sentence: str, previous: str | None) -> CausalLink | None:
+def _sentence_link(sentence: str, previous: str | None) -> CausalLink | None:  # noqa: PLR0911
     text = sentence.rstrip(".!… ")
     if not text or sentence.rstrip().endswith("?"):
         return None

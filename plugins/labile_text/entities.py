@@ -239,7 +239,7 @@ def _keep_group(group: list[_Tok], caps_mid: set[str]) -> bool:
     return is_acronym(word, plural=True) or word in caps_mid
 
 
-def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
+def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:  # noqa: PLR0911
     """Category of a name group.
 
     ``before`` are the sentence's tokens preceding the group, ``nxt`` the one after it.

@@ -87,7 +87,7 @@ class _SpanSet:
         return i < len(self.starts) and self.starts[i] < e
 
 
-def keyphrases(text: str, k: int = 5) -> list[str]:
+def keyphrases(text: str, k: int = 5) -> list[str]:  # noqa: C901, PLR0912
     """Extract up to ``k`` keyphrases from ``text`` (RAKE-style, deterministic).
 
     Contract:

@@ -134,7 +134,7 @@ def _starts_lower(word: str) -> bool:
     return bool(word) and word[0].islower()
 
 
-def _ends_sentence(line: str, m: re.Match[str]) -> bool:
+def _ends_sentence(line: str, m: re.Match[str]) -> bool:  # noqa: PLR0911
     """Decide whether the terminator run ``m`` closes a sentence."""
     end = m.end()
     if end < len(line) and not line[end].isspace():

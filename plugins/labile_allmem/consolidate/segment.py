@@ -85,7 +85,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return split_sentences(text)
 
 
-def segment(
+def segment(  # noqa: C901
     text: str,
     spans: Sequence[tuple[int, int]],
     vectors: NDArray[np.float32],

@@ -110,7 +110,7 @@ class OfflineNodeDecider:
     def __init__(self, config: OfflineDecisionConfig | None = None) -> None:
         self.config = config or OfflineDecisionConfig()
 
-    def decide(
+    def decide(  # noqa: PLR0911
         self, unit: Unit, candidates: Sequence[Candidate], state: ConversationState
     ) -> NodeDecision:
         """Decide what to do with ``unit`` given its neighbourhood.

@@ -325,7 +325,7 @@ class RealmExpander:
                 self._desc_cache[text] = np.asarray(vec, dtype=np.float32)
         return {t: self._desc_cache[t] for t in texts}
 
-    def _candidates(
+    def _candidates(  # noqa: C901
         self, query: Query, sources: Sequence[Reached],
         action: ExpansionAction, r_vec: np.ndarray, blocked: set[str],
         reached: dict[str, Hit], echoes: dict[str, float], cache: ExpansionCache,
