@@ -75,7 +75,9 @@ from labile._model import (
     RetrievalResult,
     Subgraph,
     Vector,
+    as_known_at,
     edge_id,
+    superseded,
     utcnow,
 )
 from labile._plugins import BUNDLED
@@ -114,7 +116,8 @@ __all__ = [
     "Predicate", "Query", "Reach", "Reconsolidator", "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "component_field", "cosine", "echo",
+    "Subgraph", "UsageMeter", "Vector", "add_memory_options", "as_known_at", "component_field",
+    "cosine", "echo",
     "edge_id", "holds_store", "hookimpl", "nested_kind", "open_memory", "rrf", "runtime_field",
-    "runtime_only", "structure_options", "utcnow", "zscores",
+    "runtime_only", "structure_options", "superseded", "utcnow", "zscores",
 ]
