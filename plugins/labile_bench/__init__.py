@@ -1,6 +1,6 @@
 """The benchmark bundle: LoCoMo and LongMemEval runs, their metrics, and ``labile demo``.
 
-Registers the commands ``labile bench locomo | longmemeval | transfer |
+Registers the commands ``labile bench locomo | change | longmemeval | transfer |
 compare | crash`` and ``labile demo``; it adds no pipeline component. The modules
 are a library too:
 
@@ -9,6 +9,8 @@ are a library too:
 * `labile_bench.metrics` holds the turn-level retrieval metrics (Recall@k,
   NDCG@k, Hit@k), the local QA metrics (token F1, BLEU-1, ROUGE-L) and a
   percentile helper;
+* `labile_bench.change` / `labile_bench.change_run` / `labile_bench.change_metrics`
+  are the benchmark of change (hand-written conversations in ``data/change``);
 * `labile_bench.locomo_run` / `labile_bench.longmemeval_run` drive a
   `labile.Memory` over a dataset; `labile_bench.qa` and `labile_bench.judge`
   add answering and the LLM judge;
@@ -35,6 +37,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench", help="benchmarks")
     register("bench locomo", run=c.run_locomo_command, configure=c.locomo_options,
              help="turn-level retrieval (and QA) metrics on LoCoMo")
+    register("bench change", run=c.run_change_command, configure=c.change_options,
+             help="does memory answer with what is true now? current / past / change / "
+                  "control questions on hand-written conversations of change")
     register("bench longmemeval", run=c.run_longmemeval_command,
              configure=c.longmemeval_options,
              help="session-level retrieval (and QA) on LongMemEval_S")

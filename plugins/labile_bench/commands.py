@@ -150,6 +150,43 @@ def run_llm_locomo_command(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- labile bench change -------------------------------------------------------------
+
+
+def change_options(p: argparse.ArgumentParser) -> None:
+    """The conversations (the shipped set by default), presets, cut-offs and outputs."""
+    from labile_bench.change import DEFAULT_KS, DEFAULT_PRESETS
+
+    p.add_argument("paths", nargs="*",
+                   help="conversation files or folders (default: the shipped set)")
+    p.add_argument("--preset", nargs="+", default=list(DEFAULT_PRESETS))
+    p.add_argument("--k", nargs="+", type=int, default=list(DEFAULT_KS),
+                   help="cut-offs; Hit and R at the smallest, stale-first at the largest")
+    p.add_argument("--json", dest="json_out", help="write the summary here")
+    p.add_argument("--log-dir", help="write per-question JSONL logs here (change-PRESET.jsonl)")
+    p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run_change_command(args: argparse.Namespace) -> int:
+    """Run the presets over the change conversations and print the metric table."""
+    from labile_bench.change_run import format_table, run_change
+
+    try:
+        summary = run_change(args.preset, paths=args.paths or None, ks=args.k,
+                             store_dir=args.store_dir, log_dir=args.log_dir,
+                             show_progress=False if args.no_progress else None)
+    except ValueError as exc:
+        raise LabileError(f"bench change: {exc}") from None
+    echo(f"change: {summary['conversations']} conversations, "
+         f"{summary['questions']} questions ({summary['dataset']})")
+    echo(format_table(summary))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n",
+                                       encoding="utf-8")
+    return 0
+
+
 # -- labile bench longmemeval ---------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ def test_the_bundle_registers_demo_and_the_dataset_commands() -> None:
     commands = collect_commands(get_plugin_manager(entry_points=False, extra=[labile_bench]))
     runnable = {c.name: c.plugin for c in commands if c.run is not None}
     assert runnable == {"demo": "labile_bench", "bench locomo": "labile_bench",
+                        "bench change": "labile_bench",
                         "bench longmemeval": "labile_bench", "bench transfer": "labile_bench",
                         "bench compare": "labile_bench", "bench graph": "labile_bench",
                         "bench crash": "labile_bench"}
