@@ -48,6 +48,8 @@ CLASSES: Final = STRICT_CLASSES | {"amount", "pet", "plan"}
 
 _I: Final = r"(?:I|we|We)"
 _BE: Final = r"(?:['’]m|['’]re| am| are)"
+#: "I", "we", "I'm", "we've", "I really", "we are": a first-person subject and one word.
+_SUBJ: Final = rf"{_I}(?:['’](?:re|m|ve|ll|d)|\s+\w+)?"
 _NUM: Final = (r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                r"twelve|fifteen|twenty|a couple(?: of)?|a few|several|half a|a single|a|an)")
 _PET: Final = (r"(?:dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
@@ -56,21 +58,21 @@ _PET: Final = (r"(?:dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|
 #: (class, pattern). A sentence may state several classes; each gives a slot.
 _CLASS_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (cls, re.compile(p, re.IGNORECASE)) for cls, p in (
-        ("home", rf"\b{_I}(?:\s+\w+)?\s+(?:live|living|moved|moving|relocat\w+|settled|"
+        ("home", rf"\b{_SUBJ}\s+(?:live|living|moved|moving|relocat\w+|settled|"
                  r"settling|rent(?:ing)?|bought a (?:house|place|flat|condo|home))"
                  r"(?:\s+\w+){0,2}\s+(?:in|to|into|near|outside)\b"),
         ("home", rf"\b{_I}{_BE}\s+(?:now\s+|finally\s+|officially\s+|all\s+|back\s+)?"
                  r"(?:in|based in|living in)\s+(?=(?-i:[A-Z]))"),
         ("home", r"\b(?:my|our)\s+(?:new\s+)?(?:place|apartment|flat|house|home|condo|"
                  r"neighbou?rhood)\s+(?:in|near)\s+(?=(?-i:[A-Z]))"),
-        ("work", rf"\b{_I}(?:\s+\w+)?\s+(?:work|working|started|starting|start)\s+"
+        ("work", rf"\b{_SUBJ}\s+(?:work|working|started|starting|start)\s+"
                  r"(?:as|at|for|with)\b"),
         ("work", r"\b(?:my|a|the)\s+(?:new\s+)?(?:job|employer|company|firm)\b"
                  r"(?:\s+\w+){0,3}\s+(?:at|with|is|as)\b"),
-        ("work", rf"\b{_I}(?:\s+\w+)?\s+(?:quit|left|got hired|was hired|got laid off|"
+        ("work", rf"\b{_SUBJ}\s+(?:quit|left|got hired|was hired|got laid off|"
                  r"was laid off|resigned from|accepted an offer)\s+(?:(?:my|the|a|an)\s+)?"
                  r"(?:(?:new|old)\s+)?(?:job|position|company|firm|at|as|by)\b"),
-        ("work", rf"\b{_I}(?:\s+\w+)?\s+joined\s+(?:\w+\s+){{0,3}}?(?:as|company|firm|"
+        ("work", rf"\b{_SUBJ}\s+joined\s+(?:\w+\s+){{0,3}}?(?:as|company|firm|"
                  r"startup|practice|hospital|clinic|school|agency|team at)\b"),
         ("role", r"\b(?:promoted|my\s+(?:new\s+)?(?:title|role|position)\b)"),
         ("role", rf"\b{_I}{_BE}\s+now\s+(?:a|an|the)\s+\w+"),

@@ -320,19 +320,26 @@ class RealmExtractor:
 
     def _mark_replaced(self, namespace: str, node: Node, ops: list[EdgeOp],
                        batch: WriteBatch) -> list[EdgeOp]:
-        """A ``supersedes`` edge a rule or the model wrote from ``node`` puts the validity
-        contract on the node it replaces; one to a node not learned before ``node`` (the
-        model got the direction or the time wrong) is dropped (fail-closed)."""
-        olds = {op.dst for op in ops if op.action == "add" and op.predicate == SUPERSEDES
-                and op.src == node.id}
-        if not olds:
+        """A ``supersedes`` edge a rule or the model wrote at ``node`` puts the validity
+        contract on the node it replaces; one whose replaced end was not learned before
+        the replacing end (the model got the direction or the time wrong) is dropped
+        (fail-closed)."""
+        mine = [op for op in ops if op.action == "add" and op.predicate == SUPERSEDES
+                and node.id in (op.src, op.dst)]
+        if not mine:
             return ops
-        older = {n.id: n for n in self._nodes(namespace, sorted(olds), batch)
-                 if n.learned_at < node.learned_at}
-        for old in older.values():
-            batch.nodes[old.id] = mark_superseded(old, node.id, node.learned_at)
-        return [op for op in ops if not (op.predicate == SUPERSEDES and op.src == node.id
-                                         and op.action == "add" and op.dst not in older)]
+        ids = sorted({i for op in mine for i in (op.src, op.dst)})
+        known = {n.id: n for n in self._nodes(namespace, ids, batch)}
+        known[node.id] = batch.nodes.get(node.id, node)
+        wrong: set[int] = set()
+        for op in mine:
+            new, old = known.get(op.src), known.get(op.dst)
+            if new is None or old is None or not old.learned_at < new.learned_at:
+                wrong.add(id(op))
+                continue
+            batch.nodes[old.id] = mark_superseded(batch.nodes.get(old.id, old), new.id,
+                                                  new.learned_at)
+        return [op for op in ops if id(op) not in wrong]
 
     def _supersede(self, namespace: str, event: Node, turn_nodes: list[Node],
                    state: ConversationState, batch: WriteBatch) -> None:

@@ -34,7 +34,7 @@ from labile.plugin import Deps, Hit, Query, Store, Subgraph, cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_READING
 from labile_realm.retrieve.question import QuestionReading, read_question
 from labile_realm.retrieve.score import aggregate_score
-from labile_realm.retrieve.validity import order_by_validity, read_tense
+from labile_realm.retrieve.validity import order_by_validity, read_tense, recency_prior
 from labile_realm.schema import kind_name
 
 
@@ -50,6 +50,13 @@ class AggregateConfig:
         latest_first: Order by validity: for a question about now, what
             replaced a hit comes just above it; about then, what was replaced
             comes just above what replaced it.
+        recency_weight: With ``latest_first``, how far a question about now
+            (then) leans towards the latest (earliest) of the best hits
+            (`labile_realm.retrieve.validity.recency_prior`); 0 turns it off.
+        present_recency_weight: The same lean for a question in the present
+            tense that does not say "now" ("Where does she live?"): usually
+            about what holds, but as often about what never changed.
+        recency_pool: How many of the best evidence hits that lean applies to.
         session_penalty: Diversity over sessions: walking the evidence list
             best first, a hit loses this much for each better hit already
             taken from its session (greedy, so a demoted hit can still win
@@ -70,6 +77,9 @@ class AggregateConfig:
     evidence_kinds: tuple[str, ...] = ("event", "fact")
     demote_covered: bool = True
     latest_first: bool = True
+    recency_weight: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
+    present_recency_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    recency_pool: int = attrs.field(default=20, validator=ge(1))
     session_penalty: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     diversity_for: Literal["many", "all"] = attrs.field(default="many",
                                                         validator=in_(("many", "all")))
@@ -101,8 +111,12 @@ class Aggregate:
             scored.append(attrs.evolve(h, score=score,
                                        scores={**h.scores, "similarity": sim, "aggregate": score}))
         if self.config.latest_first:
-            order_by_validity(self.store, query.namespace, scored, read_tense(query.text),
-                              query.as_of)
+            tense = read_tense(query.text)
+            pool = [h for h in scored if h.node.kind in self.kinds]
+            weight = self.config.present_recency_weight if tense == "present" \
+                else self.config.recency_weight
+            recency_prior(pool, tense, weight, self.config.recency_pool)
+            order_by_validity(self.store, query.namespace, scored, tense, query.as_of)
         scored.sort(key=lambda h: (-h.score, h.node.id))
         evidence = [h for h in scored if h.node.kind in self.kinds]
         context = [h for h in scored if h.node.kind not in self.kinds]

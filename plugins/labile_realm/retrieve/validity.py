@@ -11,9 +11,9 @@ live?", "What did he drink before?") by the value that was replaced.
   current then) just above it; a replacing node not yet among the hits is
   fetched and added there, so a stale statement never outranks what replaced
   it and the history stays right below;
-* ``then``: every current hit that replaced older ones has them just above
-  it (fetched when missing), so the old value comes first and the new one
-  right after;
+* ``then`` and ``dated`` (a past time named: "in 2022"): every current hit
+  that replaced older ones has them just above it (fetched when missing), so
+  the old value comes first and the new one right after;
 * ``any`` (a question about a time or a date, "When did she move?", or
   about an event, "What did she buy?"): nothing changes.
 
@@ -30,9 +30,13 @@ from typing import Final, Literal
 from labile.plugin import Hit, Node, Reach, Store
 from labile_realm.schema import SUPERSEDES
 
-__all__ = ["Tense", "order_by_validity", "read_tense"]
+__all__ = ["Tense", "order_by_validity", "read_tense", "recency_prior"]
 
-Tense = Literal["now", "then", "any"]
+#: ``now``: the question says it wants the present ("now", "still", "these days");
+#: ``present``: it asks in the present tense without saying so; ``then``: the past
+#: ("used to", "before"); ``dated``: a past time it names ("in 2022", "last year");
+#: ``any``: a time, a change or a past event.
+Tense = Literal["now", "present", "then", "dated", "any"]
 
 _NOW: Final = re.compile(
     r"\b(?:now|current|currently|still|nowadays|these\s+days|latest|anymore|any\s+more|"
@@ -42,9 +46,15 @@ _NOW: Final = re.compile(
 _THEN: Final = re.compile(
     r"\b(?:used?\s+to|before|previously|formerly|originally|at\s+first|in\s+the\s+past|"
     r"back\s+(?:when|in|then)|earlier|former|initially|prior|(?:was|were)\s+\w+ing|"
-    r"in\s+(?:(?:early|late|mid)\s+)?(?:19|20)\d\d|last\s+(?:year|month|spring|summer|fall|"
-    r"autumn|winter)|in\s+(?:january|february|march|april|may|june|july|august|september|"
-    r"october|november|december)|ago|originally|at\s+the\s+time)\b",
+    r"at\s+the\s+time)\b",
+    re.IGNORECASE,
+)
+#: A past time named ("in 2022", "last year", "in March"): the planner's time range
+#: finds its statements, so no lean towards the earliest, only the replaced value first.
+_DATED: Final = re.compile(
+    r"\b(?:in\s+(?:(?:early|late|mid)\s+)?(?:19|20)\d\d|last\s+(?:year|month|spring|summer|"
+    r"fall|autumn|winter)|in\s+(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)|ago)\b",
     re.IGNORECASE,
 )
 _WHEN: Final = re.compile(
@@ -67,15 +77,17 @@ def read_tense(question: str) -> Tense:
     "previously", "in 2022", "last year"); then a question about a date or
     a change ("when", "since", "changed") asks about both values, and one in
     the past simple ("What did she buy?") about an event (``any``); a
-    question with none of these asks about now.
+    question with none of these asks about what holds (``present``).
     """
     if _NOW.search(question):
         return "now"
     if _THEN.search(question):
         return "then"
+    if _DATED.search(question):
+        return "dated"
     if _WHEN.search(question) or _PAST_EVENT.search(question):
         return "any"
-    return "now"
+    return "present"
 
 
 def _known(node: Node, as_of: datetime) -> bool:
@@ -124,6 +136,35 @@ def _lift(hits: list[Hit], by_id: dict[str, Hit], node: Node, above: Hit, atom: 
         hit.scores["validity"] = 1.0
 
 
+def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int) -> None:
+    """Lean the ``pool`` best hits towards the latest (``now``, ``present``) or the
+    earliest (``then``) statements, in place.
+
+    Each hit gains up to ``weight`` by where its time
+    (`labile.plugin.Node.learned_at`) falls between the pool's first and last,
+    scaled by how relevant it is (where its score falls between the pool's
+    lowest and highest): a late but off-topic turn gains little. Most changes
+    are told in passing ("greetings from the new place"), so no rule reads
+    them; among statements about the same thing, though, the latest is the
+    best guess at what holds now, and the earliest at what held before.
+    ``any`` and a pool spanning no time change nothing.
+    """
+    if tense in ("any", "dated") or weight <= 0 or not hits:
+        return
+    top = sorted(hits, key=lambda h: (-h.score, h.node.id))[:pool]
+    times = [h.node.learned_at.timestamp() for h in top]
+    lo, hi = min(times), max(times)
+    s_lo, s_hi = top[-1].score, top[0].score
+    if hi <= lo:
+        return
+    for h, t in zip(top, times, strict=True):
+        share = (t - lo) / (hi - lo)
+        relevance = (h.score - s_lo) / (s_hi - s_lo) if s_hi > s_lo else 1.0
+        lean = weight * relevance * (1.0 - share if tense == "then" else share)
+        h.score += lean
+        h.scores["recency"] = lean
+
+
 def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tense,
                       as_of: datetime, *, atom: str = "realm.aggregate") -> None:
     """Order ``hits`` for a question about ``tense`` (module docstring), in place.
@@ -136,7 +177,7 @@ def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tens
     by_id = {h.node.id: h for h in hits}
     ranked = sorted(hits, key=lambda h: (-h.score, h.node.id))
     cache: dict[str, Node] = {}
-    if tense == "now":
+    if tense in ("now", "present"):
         for h in ranked:
             if h.node.is_current(as_of):
                 continue
