@@ -89,5 +89,7 @@ def hit_to_dict(rank: int, hit: Hit, sources: Mapping[str, Observation]) -> dict
         "date": node.time_start.isoformat() if node.time_start else None,
         "reached": reached,
         "path": list(via.path),
+        "current": hit.is_current,
+        "superseded_by": list(hit.superseded_by),
         "sources": [observation_to_dict(sources[s]) for s in node.sources if s in sources],
     }

@@ -90,7 +90,9 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         k: Annotated[int, Field(description="How many memories to return.", ge=1)] = 5,
         as_of: Annotated[str | None, Field(description=(
             "When the question is asked, ISO 8601 (default: now): phrases such as 'last "
-            "week' in the query are read from this moment."))] = None,
+            "week' in the query are read from this moment, and the memory is searched as "
+            "it was known then (later statements left out, later replacements not "
+            "applied)."))] = None,
         namespace: Namespace = None,
     ) -> dict[str, Any]:
         ns = policy.namespace(namespace)

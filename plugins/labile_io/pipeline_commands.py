@@ -12,9 +12,17 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+from datetime import datetime
 
 from labile import build_registries, get_plugin_manager, plugins_disabled, read_toml, resolve
-from labile.plugin import BUNDLED, RegisterCommand, add_memory_options, echo, open_memory
+from labile.plugin import (
+    BUNDLED,
+    InputError,
+    RegisterCommand,
+    add_memory_options,
+    echo,
+    open_memory,
+)
 
 __all__ = ["register_pipeline_commands"]
 
@@ -53,9 +61,27 @@ def _opts_namespace(p: argparse.ArgumentParser) -> None:
 def _opts_search(p: argparse.ArgumentParser) -> None:
     _opts_namespace(p)
     p.add_argument("-k", type=int, default=5)
+    p.add_argument("--as-of", default=None, metavar="TIME",
+                   help="search the memory as it was known at this ISO 8601 time with a "
+                        "UTC offset (e.g. 2025-03-01T12:00:00+00:00): later statements are "
+                        "left out and later replacements not applied")
     p.add_argument("--json", action="store_true",
                    help="one JSON object: the hits with their sources, times and scores")
     p.add_argument("query")
+
+
+def _as_of(text: str | None) -> datetime | None:
+    """``--as-of``: an ISO 8601 time with a UTC offset (``InputError`` naming it if not)."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--as-of {text!r} is not an ISO 8601 time "
+                         "(e.g. 2025-03-01T12:00:00+00:00)") from None
+    if when.tzinfo is None:
+        raise InputError(f"--as-of {text!r} has no UTC offset: add one, e.g. {text}+00:00")
+    return when
 
 
 def _opts_stats(p: argparse.ArgumentParser) -> None:
@@ -91,21 +117,27 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    as_of = _as_of(args.as_of)
     with open_memory(args) as memory:
-        result = memory.search(args.query, namespace=args.namespace, k=args.k)
+        result = memory.search(args.query, namespace=args.namespace, k=args.k, as_of=as_of)
     if args.json:
         echo(json.dumps({"query": args.query, "namespace": args.namespace, "hits": [
             {"id": h.node.id, "kind": h.node.kind, "score": h.score,
              "time": h.node.time_start.isoformat() if h.node.time_start else None,
              "text": h.node.description or h.node.content, "sources": list(h.node.sources),
-             "via": h.via.atom} for h in result.hits], "ms": result.total_ms},
-            ensure_ascii=False))
+             "via": h.via.atom, "current": h.is_current,
+             "superseded_by": list(h.superseded_by)} for h in result.hits],
+            "ms": result.total_ms}, ensure_ascii=False))
         return 0
     for rank, hit in enumerate(result.hits, 1):
         node = hit.node
         when = node.time_start.date().isoformat() if node.time_start else "-"
         echo(f"{rank:>2}. {hit.score:.3f} [{node.kind} {when}] {node.description or node.content}")
         echo(f"      sources: {', '.join(node.sources)}  via: {hit.via.atom}")
+        if not hit.is_current:
+            end = node.valid_to.date().isoformat() if node.valid_to else "?"
+            echo(f"      no longer true since {end}: superseded by "
+                 f"{', '.join(hit.superseded_by)}")
     scores = [hit.score for hit in result.hits]
     if any(later > earlier for earlier, later in itertools.pairwise(scores)):
         # Some filters rank by more than the score (REALM's aggregation puts
