@@ -622,7 +622,8 @@ def _replaced_graph() -> Deps:
 def _ranked(deps: Deps, text: str, scores: dict[str, float], *, as_of: datetime | None = None,
             latest_first: bool = True) -> list[str]:
     hits = [_seed_hit(deps, i, s) for i, s in scores.items()]
-    cfg = AggregateConfig(demote_covered=False, latest_first=latest_first)
+    # the validity order alone (the recency lean is tested on its own below)
+    cfg = AggregateConfig(demote_covered=False, latest_first=latest_first, recency_weight=0.0)
     out = Aggregate(cfg, deps).filter(query(deps, text, as_of=as_of), hits, {})
     return [h.node.id for h in out if h.node.id in ("c", "f")]
 
@@ -662,6 +663,27 @@ def test_questions_about_a_time_or_an_event_keep_the_score_order() -> None:
     for text in ("When did Ann start baking?", "What did Ann bake?"):
         assert _ranked(deps, text, {"f": 0.9, "c": 0.5}) == ["f", "c"], text
         assert _ranked(deps, text, {"f": 0.5, "c": 0.9}) == ["c", "f"], text
+
+
+def test_questions_that_say_now_or_then_lean_to_the_latest_or_earliest() -> None:
+    """No supersession recorded between ``a`` (day 0) and ``b`` (day 9): a question
+    that says "now" leans to the later, "used to" to the earlier; a plain
+    present-tense one and a question about a time keep the score order."""
+    deps = graph()
+
+    def first(text: str, scores: dict[str, float], *, lean: bool = True) -> str:
+        hits = [_seed_hit(deps, i, s) for i, s in scores.items()]
+        cfg = AggregateConfig(demote_covered=False, recency_weight=1.0 if lean else 0.0)
+        out = Aggregate(cfg, deps).filter(query(deps, text), hits, {})
+        return [h.node.id for h in out if h.node.id in scores][0]
+
+    assert first("Where does Max run these days?", {"a": 0.8, "b": 0.75}) == "b"
+    assert first("Where did Max use to run?", {"a": 0.75, "b": 0.8}) == "a"
+    for text in ("Where does Max run?", "When did Max run on the beach?"):
+        for scores in ({"a": 0.8, "b": 0.75}, {"a": 0.75, "b": 0.8}):
+            assert first(text, scores) == first(text, scores, lean=False), text
+    # far below the best, a late hit gains nothing
+    assert first("Where does Max run these days?", {"a": 0.9, "b": -0.5}) == "a"
 
 
 def test_a_replacement_after_as_of_is_not_applied() -> None:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
-from attrs.validators import ge, in_, le
+from attrs.validators import ge, gt, in_, le
 
 from labile.plugin import Deps, Hit, Query, Store, Subgraph, cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_READING
@@ -57,6 +57,8 @@ class AggregateConfig:
             tense that does not say "now" ("Where does she live?"): usually
             about what holds, but as often about what never changed.
         recency_pool: How many of the best evidence hits that lean applies to.
+        recency_band: The lean shrinks linearly with a hit's distance below the
+            best score, to nothing at ``band`` below it.
         session_penalty: Diversity over sessions: walking the evidence list
             best first, a hit loses this much for each better hit already
             taken from its session (greedy, so a demoted hit can still win
@@ -77,9 +79,10 @@ class AggregateConfig:
     evidence_kinds: tuple[str, ...] = ("event", "fact")
     demote_covered: bool = True
     latest_first: bool = True
-    recency_weight: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
+    recency_weight: float = attrs.field(default=1.0, validator=[ge(0.0), le(1.0)])
     present_recency_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
-    recency_pool: int = attrs.field(default=20, validator=ge(1))
+    recency_pool: int = attrs.field(default=30, validator=ge(1))
+    recency_band: float = attrs.field(default=1.0, validator=gt(0.0))
     session_penalty: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     diversity_for: Literal["many", "all"] = attrs.field(default="many",
                                                         validator=in_(("many", "all")))
@@ -115,7 +118,8 @@ class Aggregate:
             pool = [h for h in scored if h.node.kind in self.kinds]
             weight = self.config.present_recency_weight if tense == "present" \
                 else self.config.recency_weight
-            recency_prior(pool, tense, weight, self.config.recency_pool)
+            recency_prior(pool, tense, weight, self.config.recency_pool,
+                          self.config.recency_band)
             order_by_validity(self.store, query.namespace, scored, tense, query.as_of)
         scored.sort(key=lambda h: (-h.score, h.node.id))
         evidence = [h for h in scored if h.node.kind in self.kinds]

@@ -136,14 +136,15 @@ def _lift(hits: list[Hit], by_id: dict[str, Hit], node: Node, above: Hit, atom: 
         hit.scores["validity"] = 1.0
 
 
-def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int) -> None:
+def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int,
+                  band: float = 1.0) -> None:
     """Lean the ``pool`` best hits towards the latest (``now``, ``present``) or the
     earliest (``then``) statements, in place.
 
     Each hit gains up to ``weight`` by where its time
     (`labile.plugin.Node.learned_at`) falls between the pool's first and last,
-    scaled by how relevant it is (where its score falls between the pool's
-    lowest and highest): a late but off-topic turn gains little. Most changes
+    scaled by how close its score is to the best (linearly, nothing at
+    ``band`` or more below it): a late but off-topic turn gains little. Most changes
     are told in passing ("greetings from the new place"), so no rule reads
     them; among statements about the same thing, though, the latest is the
     best guess at what holds now, and the earliest at what held before.
@@ -154,12 +155,12 @@ def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int) -
     top = sorted(hits, key=lambda h: (-h.score, h.node.id))[:pool]
     times = [h.node.learned_at.timestamp() for h in top]
     lo, hi = min(times), max(times)
-    s_lo, s_hi = top[-1].score, top[0].score
+    s_hi = top[0].score
     if hi <= lo:
         return
     for h, t in zip(top, times, strict=True):
         share = (t - lo) / (hi - lo)
-        relevance = (h.score - s_lo) / (s_hi - s_lo) if s_hi > s_lo else 1.0
+        relevance = max(0.0, 1.0 - (s_hi - h.score) / band)
         lean = weight * relevance * (1.0 - share if tense == "then" else share)
         h.score += lean
         h.scores["recency"] = lean
