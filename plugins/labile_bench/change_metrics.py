@@ -67,10 +67,15 @@ class ChangeScorer:
 
     def add(self, ranked_turns: Sequence[str], gold: Collection[str],
             stale: Collection[str], *, kind: str) -> dict[str, float]:
-        """Score one question; the returned row has ``stale_first@k`` when ``stale``."""
+        """Score one question; the returned row has ``stale_first@k`` when ``stale``.
+
+        Raises:
+            ValueError: ``gold`` is empty, or overlaps ``stale`` (nothing is recorded).
+        """
+        # stale-first first: it checks gold against stale before anything is recorded
+        value = stale_first(ranked_turns, gold, stale, self.k_stale) if stale else None
         row = self.retrieval.add(ranked_turns, gold, category=kind)
-        if stale:
-            value = stale_first(ranked_turns, gold, stale, self.k_stale)
+        if value is not None:
             self._stale.setdefault(kind, []).append(value)
             row[f"stale_first@{self.k_stale}"] = value
         return row

@@ -14,14 +14,16 @@ The JSON summary (``--json``) has a versioned schema (`SCHEMA_VERSION`)::
      "presets": {NAME: {"overall": {"R@1", "R@5", "N@5", "Hit@1", "Hit@5",
                                     "stale_first@5", "n", "n_stale"},
                         "by_kind": {"current": {...}, "past": {...}, ...},
-                        "ingest_turns_per_s": float, "turns": int,
+                        "ingest_turns_per_s": float, "turns": int, "future_seen": int,
                         "query_ms": {"p50", "p95"}}}}
 
 Metrics are percentages; ``stale_first@5`` is defined on current questions
-only (``n_stale`` of them). The per-question log (``--log-dir``) has the rows
+only (``n_stale`` of them). ``future_seen`` counts the questions whose top ``k``
+held a turn said after they were asked: a memory searched ``as_of`` a time
+should not know what comes later. The per-question log (``--log-dir``) has the rows
 of ``bench locomo`` (``sample_id`` = conversation, ``index`` = question id,
-``category`` = kind), so ``labile bench compare`` reads it, plus ``stale``
-and ``stale_first``.
+``category`` = kind), so ``labile bench compare`` reads it, plus ``asked_at``,
+``stale``, ``stale_first`` and ``future`` (the top-``k`` turns said after the question).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,6 +58,12 @@ def observations_of(conv: ChangeConversation) -> list[list[Observation]]:
             for session in conv.sessions]
 
 
+def said_after(turns: Sequence[str], said_at: Mapping[str, datetime],
+               asked_at: datetime) -> list[str]:
+    """The ``turns`` said after ``asked_at``, in order (ids not in ``said_at`` are not)."""
+    return [t for t in turns if t in said_at and said_at[t] > asked_at]
+
+
 def run_preset(
     preset: str,
     conversations: Sequence[ChangeConversation],
@@ -72,7 +81,8 @@ def run_preset(
     kmax = max(ks)
     query_ms: list[float] = []
     ingest_s = 0.0
-    n_turns = 0
+    n_turns = future_seen = 0
+    said_at = {c.id: {t.id: t.timestamp for t in c.turns} for c in conversations}
     with ExitStack() as stack:
         memory = stack.enter_context(Memory.open(table))
         log_fh = stack.enter_context(log_path.open("w", encoding="utf-8")) if log_path else None
@@ -88,6 +98,8 @@ def run_preset(
             query_ms.append(result.total_ms - result.embed_ms)
             ranked = turns_from_ranked_sources([h.node.sources for h in result.hits])
             row = scorer.add(ranked, q.gold, q.stale, kind=q.kind)
+            future = said_after(ranked[:kmax], said_at[conv.id], q.asked_at)
+            future_seen += bool(future)
             if memory.reconsolidators:
                 memory.feedback(result, answer=None)
             if log_fh:
@@ -103,12 +115,13 @@ def run_preset(
                     # stale-first stays out of "metrics": compare needs the same keys
                     # on every row, and it is defined on current questions only
                     "metrics": {k: v for k, v in row.items() if k != stale_key},
-                    "stale_first": row.get(stale_key),
+                    "stale_first": row.get(stale_key), "future": future,
                 }) + "\n")
     summary = _summarize(scorer, ks)
     summary.update({
         "ingest_turns_per_s": round(n_turns / max(ingest_s, 1e-9), 1),
         "turns": n_turns,
+        "future_seen": future_seen,
         "query_ms": {"p50": round(percentile(query_ms, 50), 3) if query_ms else 0.0,
                      "p95": round(percentile(query_ms, 95), 3) if query_ms else 0.0},
     })
@@ -135,19 +148,21 @@ def _summarize(scorer: ChangeScorer, ks: Sequence[int]) -> dict[str, Any]:
 
 def run_change(
     presets: Sequence[str],
+    conversations: Sequence[ChangeConversation] | None = None,
     *,
-    paths: Sequence[str | Path] | None = None,
+    dataset: str = "labile_bench/data/change",
     ks: Sequence[int] = DEFAULT_KS,
     store_dir: str | Path | None = None,
     log_dir: str | Path | None = None,
     config_overrides: dict[str, Any] | None = None,
     show_progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Run every preset on the change conversations (the shipped set by default)."""
-    conversations = load_change(paths)
+    """Run every preset on ``conversations`` (the shipped set by default); ``dataset``
+    names them in the summary."""
+    if conversations is None:
+        conversations = load_change()
     out: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "dataset": ", ".join(str(p) for p in paths) if paths else "labile_bench/data/change",
+        "schema_version": SCHEMA_VERSION, "dataset": dataset,
         "conversations": len(conversations),
         "questions": sum(len(c.questions) for c in conversations),
         "ks": sorted(set(ks)), "presets": {}}
@@ -195,6 +210,8 @@ def format_table(summary: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"{'ingest turns/s':<26}" + "".join(
         f"{presets[n]['ingest_turns_per_s']:>{width}.1f}" for n in names))
+    lines.append(f"{'questions seeing future':<26}" + "".join(
+        f"{presets[n].get('future_seen', 0):>{width}}" for n in names))
     lines.append(f"{'query_ms p50':<26}" + "".join(
         f"{presets[n]['query_ms']['p50']:>{width}.2f}" for n in names))
     return "\n".join(lines)

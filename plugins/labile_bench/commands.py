@@ -170,14 +170,20 @@ def change_options(p: argparse.ArgumentParser) -> None:
 
 def run_change_command(args: argparse.Namespace) -> int:
     """Run the presets over the change conversations and print the metric table."""
+    from labile_bench.change import load_change
     from labile_bench.change_run import format_table, run_change
 
+    if any(k < 1 for k in args.k):
+        raise LabileError(f"--k takes positive cut-offs, got {' '.join(map(str, args.k))}")
     try:
-        summary = run_change(args.preset, paths=args.paths or None, ks=args.k,
-                             store_dir=args.store_dir, log_dir=args.log_dir,
-                             show_progress=False if args.no_progress else None)
-    except ValueError as exc:
+        conversations = load_change(args.paths or None)
+    except (ValueError, OSError) as exc:
         raise LabileError(f"bench change: {exc}") from None
+    summary = run_change(
+        args.preset, conversations,
+        dataset=", ".join(args.paths) if args.paths else "labile_bench/data/change",
+        ks=args.k, store_dir=args.store_dir, log_dir=args.log_dir,
+        show_progress=False if args.no_progress else None)
     echo(f"change: {summary['conversations']} conversations, "
          f"{summary['questions']} questions ({summary['dataset']})")
     echo(format_table(summary))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from labile import Memory
 from labile_bench.change import KINDS, load_change, load_change_file
 from labile_bench.change_metrics import ChangeScorer, stale_first
-from labile_bench.change_run import SCHEMA_VERSION, format_table, run_change
+from labile_bench.change_run import SCHEMA_VERSION, format_table, run_change, said_after
 from labile_bench.compare import compare_logs
 
 FAST = {"store": {"type": "memory"}, "embedder": {"type": "hashing"}}
@@ -67,6 +67,9 @@ def test_scorer_means_per_kind_with_stale_first_on_current_only() -> None:
     assert means["current"]["stale_first@5"] == 50.0 and means["current"]["n_stale"] == 2
     assert means["past"]["recall@1"] == 0.0 and "stale_first@5" not in means["past"]
     assert means["overall"]["n"] == 3 and means["overall"]["stale_first@5"] == 50.0
+    with pytest.raises(ValueError, match="both gold and stale"):
+        scorer.add(["new"], {"new"}, {"new"}, kind="current")
+    assert len(scorer.retrieval) == 3  # a refused question is not half-recorded
 
 
 # -- the loader's contract ----------------------------------------------------------------
@@ -157,7 +160,7 @@ def test_the_shipped_set_is_loaded_whole_and_meets_its_brief() -> None:
 
 def test_a_tiny_conversation_end_to_end_with_bm25(tmp_path: Path) -> None:
     data = write(tmp_path, conversation(), "ana.json")
-    summary = run_change(["bm25"], paths=[data], log_dir=tmp_path / "logs",
+    summary = run_change(["bm25"], load_change([data]), log_dir=tmp_path / "logs",
                          config_overrides=FAST, show_progress=False)
     assert summary["schema_version"] == SCHEMA_VERSION and summary["questions"] == 1
     bm25 = summary["presets"]["bm25"]
@@ -170,6 +173,7 @@ def test_a_tiny_conversation_end_to_end_with_bm25(tmp_path: Path) -> None:
             for line in (tmp_path / "logs" / "change-bm25.jsonl").read_text().splitlines()]
     assert rows[0]["retrieved_turns"][0] == "D1:1" and rows[0]["stale_first"] == 1.0
     assert rows[0]["category"] == "current" and rows[0]["asked_at"].startswith("2025-07-01")
+    assert rows[0]["future"] == [] and bm25["future_seen"] == 0  # asked after every turn
     assert compare_logs(rows, rows).questions == 1  # `bench compare` reads the log
     table = format_table(summary)
     assert "stale-first" in table and "bm25" in table.splitlines()[0]
@@ -185,6 +189,42 @@ def test_each_question_is_searched_as_of_the_time_it_is_asked(
         return search(self, query, **kwargs)
 
     monkeypatch.setattr(Memory, "search", spy)
-    run_change(["bm25"], paths=[write(tmp_path, conversation())], config_overrides=FAST,
+    run_change(["bm25"], load_change([write(tmp_path, conversation())]), config_overrides=FAST,
                show_progress=False)
     assert seen == [datetime(2025, 7, 1, 9, tzinfo=UTC)]
+
+
+def test_turns_said_after_the_question_are_picked_out() -> None:
+    said = {"a": datetime(2025, 1, 1, tzinfo=UTC), "b": datetime(2025, 6, 1, tzinfo=UTC)}
+    asked = datetime(2025, 3, 1, tzinfo=UTC)
+    assert said_after(["b", "x", "a"], said, asked) == ["b"]
+    assert said_after(["a"], said, datetime(2025, 1, 1, tzinfo=UTC)) == []  # at, not after
+
+
+def test_the_command_names_what_is_wrong_with_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    bad = write(tmp_path, conversation(kind="later"))
+    code = main(["bench", "change", str(bad), "--preset", "bm25", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code != 0 and "ana.json question 'ana-q1'" in err and "not one of current" in err
+
+
+def test_the_command_prints_the_table_and_writes_the_summary(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    data, out = write(tmp_path, conversation()), tmp_path / "summary.json"
+    code = main(["bench", "change", str(data), "--preset", "bm25", "--json", str(out),
+                 "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "1 conversations, 1 questions" in printed and "stale-first" in printed
+    assert json.loads(out.read_text())["presets"]["bm25"]["overall"]["n"] == 1
+
+
+def test_the_command_refuses_a_cut_off_below_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from labile.cli import main
+
+    code = main(["bench", "change", "--preset", "bm25", "--k", "0", "5"])
+    assert code != 0 and "--k takes positive cut-offs, got 0 5" in capsys.readouterr().err
