@@ -174,3 +174,22 @@ def test_construction_and_consolidation_keep_one_record_of_what_is_current() -> 
         for node in nodes.values():
             for by in node.superseded_by:
                 assert (by, node.id) in edges
+
+
+def test_an_update_writes_the_validity_contract_on_the_archived_event() -> None:
+    """All-Mem's Update over REALM's events archives the old event and writes the
+    same contract REALM's construction writes, so retrieval reads one record."""
+    from labile_unite.execute import RealmExecutor
+
+    with open_labile() as memory:
+        ingest(memory)
+        evs = sorted((n for n in events(memory).values() if n.is_current()),
+                     key=lambda n: n.learned_at)
+        old, new = evs[0], evs[-1]  # no rule of construction linked these two
+        executor = RealmExecutor(memory.store, "n", embedder=memory.embedder,
+                                 clock=lambda: T0 + timedelta(days=90))
+        executor.update(new, old)
+        after = events(memory)[old.id]
+        assert not after.visible and after.content == old.content
+        assert after.superseded_by == (new.id,) and after.valid_to == new.learned_at
+        assert events(memory)[new.id].is_current()
