@@ -675,7 +675,7 @@ def test_questions_that_say_now_or_then_lean_to_the_latest_or_earliest() -> None
         hits = [_seed_hit(deps, i, s) for i, s in scores.items()]
         cfg = AggregateConfig(demote_covered=False, recency_weight=1.0 if lean else 0.0)
         out = Aggregate(cfg, deps).filter(query(deps, text), hits, {})
-        return [h.node.id for h in out if h.node.id in scores][0]
+        return next(h.node.id for h in out if h.node.id in scores)
 
     assert first("Where does Max run these days?", {"a": 0.8, "b": 0.75}) == "b"
     assert first("Where did Max use to run?", {"a": 0.75, "b": 0.8}) == "a"
