@@ -515,10 +515,15 @@ def _check_namespace(namespace: object) -> None:
 
 def known_at(hits: list[Hit], as_of: datetime) -> list[Hit]:
     """``hits`` as known at ``as_of``: those learned later dropped, later
-    replacements not applied (`labile._model.as_known_at`). Order is kept."""
+    replacements not applied (`labile._model.as_known_at`). Order is kept.
+
+    A node with no time of its own (no statement time, no start: an entity, a
+    derived summary) is kept: it was made whenever the memory processed its
+    turns, which says nothing about when what it holds was learned."""
     out: list[Hit] = []
     for h in hits:
-        if h.node.learned_at > as_of:
+        timeless = h.node.time_start is None and h.node.learned_at == h.node.created_at
+        if h.node.learned_at > as_of and not timeless:
             continue
         node = as_known_at(h.node, as_of)
         out.append(h if node is h.node else attrs.evolve(h, node=node))

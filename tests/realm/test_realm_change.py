@@ -281,3 +281,22 @@ def test_an_llm_supersedes_pointing_at_a_newer_node_is_dropped() -> None:
 def test_a_malformed_llm_supersedes_marks_nothing(bad: str) -> None:
     mem = _llm_pair(bad)
     assert all(f.is_current() for f in _facts(mem).values())
+
+
+def test_known_at_drops_what_was_said_later_and_keeps_timeless_nodes() -> None:
+    from labile._memory import known_at
+    from labile._model import Hit, Reach
+
+    cut = T0 + timedelta(days=10)
+    later = T0 + timedelta(days=20)
+    said_later = Node(id="s", kind="realm.event", attrs={"said_at": later.isoformat()},
+                      created_at=later)
+    entity = Node(id="e", kind="realm.entity", created_at=later)  # made at ingest, no time
+    replaced = superseded(Node(id="r", kind="realm.event", time_start=T0, created_at=T0),
+                          "s", later)
+    hits = [Hit(node=n, score=1.0, via=Reach(atom="t")) for n in (said_later, entity, replaced)]
+    out = known_at(hits, cut)
+    assert [h.node.id for h in out] == ["e", "r"]
+    assert out[1].is_current and out[1].superseded_by == ()
+    assert not replaced.is_current()  # the stored node is not touched
+    assert [h.node.id for h in known_at(hits, later)] == ["s", "e", "r"]
