@@ -522,7 +522,8 @@ def known_at(hits: list[Hit], as_of: datetime) -> list[Hit]:
     turns, which says nothing about when what it holds was learned."""
     out: list[Hit] = []
     for h in hits:
-        timeless = h.node.time_start is None and h.node.learned_at == h.node.created_at
+        timeless = h.node.time_start is None and not (
+            h.node.attrs.get("said_at") or h.node.attrs.get("stated_at"))
         if h.node.learned_at > as_of and not timeless:
             continue
         node = as_known_at(h.node, as_of)
