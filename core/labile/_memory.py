@@ -518,13 +518,11 @@ def known_at(hits: list[Hit], as_of: datetime) -> list[Hit]:
     replacements not applied (`labile._model.as_known_at`). Order is kept.
 
     A node with no time of its own (no statement time, no start: an entity, a
-    derived summary) is kept: it was made whenever the memory processed its
-    turns, which says nothing about when what it holds was learned."""
+    derived summary) counts as learned when it was created, so it is dropped
+    when made after ``as_of``: its sources may reach turns said after then."""
     out: list[Hit] = []
     for h in hits:
-        timeless = h.node.time_start is None and not (
-            h.node.attrs.get("said_at") or h.node.attrs.get("stated_at"))
-        if h.node.learned_at > as_of and not timeless:
+        if h.node.learned_at > as_of:
             continue
         node = as_known_at(h.node, as_of)
         out.append(h if node is h.node else attrs.evolve(h, node=node))

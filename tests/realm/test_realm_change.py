@@ -283,7 +283,7 @@ def test_a_malformed_llm_supersedes_marks_nothing(bad: str) -> None:
     assert all(f.is_current() for f in _facts(mem).values())
 
 
-def test_known_at_drops_what_was_said_later_and_keeps_timeless_nodes() -> None:
+def test_known_at_drops_what_was_learned_later() -> None:
     from labile._memory import known_at
     from labile._model import Hit, Reach
 
@@ -291,7 +291,7 @@ def test_known_at_drops_what_was_said_later_and_keeps_timeless_nodes() -> None:
     later = T0 + timedelta(days=20)
     said_later = Node(id="s", kind="realm.event", attrs={"said_at": later.isoformat()},
                       created_at=later)
-    entity = Node(id="e", kind="realm.entity", created_at=later)  # made at ingest, no time
+    entity = Node(id="e", kind="realm.entity", created_at=T0)  # no time but its creation
     replaced = superseded(Node(id="r", kind="realm.event", time_start=T0, created_at=T0),
                           "s", later)
     hits = [Hit(node=n, score=1.0, via=Reach(atom="t")) for n in (said_later, entity, replaced)]
