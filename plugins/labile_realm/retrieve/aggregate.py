@@ -19,7 +19,8 @@ a question about now ("now", "currently", "still", or no time cue at all) the
 node that replaced a hit comes just above it, fetched when it was not found;
 for a question about then ("used to", "before", "in 2022") the replaced node
 comes just above what replaced it. Replacements after the question's
-``as_of`` are not applied.
+``as_of`` are not applied. Before that, a question that says "now" ("used
+to") leans towards the latest (earliest) of the best hits (``recency_weight``).
 """
 
 from __future__ import annotations
