@@ -300,3 +300,21 @@ def test_known_at_drops_what_was_learned_later() -> None:
     assert out[1].is_current and out[1].superseded_by == ()
     assert not replaced.is_current()  # the stored node is not touched
     assert [h.node.id for h in known_at(hits, later)] == ["s", "e", "r"]
+
+
+@pytest.mark.parametrize(("question", "tense"), [
+    ("Where does Ann live now?", "now"), ("Does Ann still eat fish?", "now"),
+    ("What does Ann do these days?", "now"), ("Where does Ann live?", "present"),
+    ("Where did Ann use to live?", "then"), ("What did Ann drink before?", "then"),
+    ("Where did Ann live previously?", "then"), ("Where did Ann live in 2022?", "dated"),
+    ("What did Ann buy?", "any"), ("When did Ann move?", "any"),
+    # a duration, an instrument, a time located by an event: not a question about
+    # an old value
+    ("How long has Ann had her current job?", "any"),
+    ("What did Ann use to fix the bike chain?", "any"),
+    ("What did Ann do before meeting Bo?", "any"),
+])
+def test_the_tense_of_a_question(question: str, tense: str) -> None:
+    from labile_realm.retrieve.validity import read_tense
+
+    assert read_tense(question) == tense

@@ -44,7 +44,9 @@ _NOW: Final = re.compile(
     re.IGNORECASE,
 )
 _THEN: Final = re.compile(
-    r"\b(?:used?\s+to|before|previously|formerly|originally|at\s+first|in\s+the\s+past|"
+    r"\b(?:used\s+to|use\s+to\s+\w+(?=\s*(?:\?|$))|before(?=\s*(?:[?.!]|$|that\b|then\b))|"
+    r"previously|formerly|originally|"
+    r"at\s+first|in\s+the\s+past|"
     r"back\s+(?:when|in|then)|earlier|former|initially|prior|(?:was|were)\s+\w+ing|"
     r"at\s+the\s+time)\b",
     re.IGNORECASE,
@@ -72,20 +74,26 @@ _MAX_CHAIN: Final = 16
 def read_tense(question: str) -> Tense:
     """Whether ``question`` asks about now, about then, or about a time / a change (any).
 
-    A present cue ("now", "currently", "still", "these days", "any more")
-    wins over everything; then a past cue ("used to", "before",
-    "previously", "in 2022", "last year"); then a question about a date or
-    a change ("when", "since", "changed") asks about both values, and one in
-    the past simple ("What did she buy?") about an event (``any``); a
-    question with none of these asks about what holds (``present``).
+    A question about a date, a duration or a change ("when", "how long",
+    "since", "changed") asks about both values (``any``); otherwise a present
+    cue ("now", "currently", "still", "these days", "any more") asks about
+    ``now``; a past one ("used to", "did she use to live?", "previously", a
+    closing "before") about
+    ``then``; a past time named ("in March", "last year") is ``dated``; a
+    question in the past simple ("What did she buy?") asks about an event
+    (``any``); one with none of these about what holds (``present``).
+    "before" followed by an event or a date ("before meeting Maria", "the week
+    before August 3") locates a time rather than asking for an old value.
     """
+    if _WHEN.search(question):
+        return "any"
     if _NOW.search(question):
         return "now"
     if _THEN.search(question):
         return "then"
     if _DATED.search(question):
         return "dated"
-    if _WHEN.search(question) or _PAST_EVENT.search(question):
+    if _PAST_EVENT.search(question):
         return "any"
     return "present"
 
