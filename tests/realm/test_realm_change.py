@@ -98,6 +98,8 @@ _STATEMENTS = st.builds(
 @given(_STATEMENTS, st.floats(0.0, 1.0))
 @settings(max_examples=200, deadline=None)
 def test_a_statement_never_replaces_itself_and_round_trips(s: SlotStatement, sim: float) -> None:
+    """Property: in a one-value class (and for plans) a statement never replaces
+    itself; any statement survives its stored form unchanged."""
     assert not replaces(s, s, sim) or (s.cls not in {"home", "work", "role", "diet",
                                                      "relationship", "plan"})
     back = SlotStatement.from_attr(s.to_attr())
@@ -110,6 +112,7 @@ def test_a_statement_never_replaces_itself_and_round_trips(s: SlotStatement, sim
 def test_replacement_stays_within_one_subject_and_class(
     a: SlotStatement, b: SlotStatement, sim: float,
 ) -> None:
+    """Property: a replacement is always of the same subject's same class."""
     if replaces(a, b, sim):
         assert a.subject == b.subject and a.cls == b.cls
 

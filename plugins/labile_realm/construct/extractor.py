@@ -41,7 +41,6 @@ from labile.plugin import (
     Store,
     cosine,
 )
-from labile.plugin import superseded as mark_superseded
 from labile_realm.construct.batch import WriteBatch, with_previous_turn
 from labile_realm.construct.config import RealmConstructConfig
 from labile_realm.construct.decide_offline import (
@@ -67,7 +66,7 @@ from labile_realm.construct.relations import (
 )
 from labile_realm.construct.resume import last_events, last_session
 from labile_realm.construct.rollback import Snapshot
-from labile_realm.construct.supersede import supersede_turn
+from labile_realm.construct.supersede import checked_supersessions, supersede_turn
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import (
     BatchUnitExtractor,
@@ -75,15 +74,7 @@ from labile_realm.decisions import (
     WriteDecider,
 )
 from labile_realm.ids import stable_id
-from labile_realm.schema import (
-    CORRELATES,
-    ENTITY,
-    EPISODE,
-    EVENT,
-    FACT,
-    PRECEDES,
-    SUPERSEDES,
-)
+from labile_realm.schema import CORRELATES, ENTITY, EPISODE, EVENT, FACT, PRECEDES
 
 log = structlog.get_logger(__name__)
 
@@ -300,7 +291,10 @@ class RealmExtractor:
                 )
             ops += self._semantic_edges(namespace, node, cands, batch)
             if self.config.supersession:
-                ops = self._mark_replaced(namespace, node, ops, batch)
+                ops, marked = checked_supersessions(
+                    batch.nodes.get(node.id, node), ops, lambda ids: self._nodes(namespace, ids,
+                                                                                 batch))
+                batch.nodes.update((n.id, n) for n in marked)
             self._apply_edges(namespace, ops, batch)
             if node.kind == EVENT:
                 if event_node is None:
@@ -317,29 +311,6 @@ class RealmExtractor:
         if self.config.supersession and event_node is not None:
             self._supersede(namespace, batch.nodes.get(event_node.id, event_node), turn_nodes,
                             state, batch)
-
-    def _mark_replaced(self, namespace: str, node: Node, ops: list[EdgeOp],
-                       batch: WriteBatch) -> list[EdgeOp]:
-        """A ``supersedes`` edge a rule or the model wrote at ``node`` puts the validity
-        contract on the node it replaces; one whose replaced end was not learned before
-        the replacing end (the model got the direction or the time wrong) is dropped
-        (fail-closed)."""
-        mine = [op for op in ops if op.action == "add" and op.predicate == SUPERSEDES
-                and node.id in (op.src, op.dst)]
-        if not mine:
-            return ops
-        ids = sorted({i for op in mine for i in (op.src, op.dst)})
-        known = {n.id: n for n in self._nodes(namespace, ids, batch)}
-        known[node.id] = batch.nodes.get(node.id, node)
-        wrong: set[int] = set()
-        for op in mine:
-            new, old = known.get(op.src), known.get(op.dst)
-            if new is None or old is None or not old.learned_at < new.learned_at:
-                wrong.add(id(op))
-                continue
-            batch.nodes[old.id] = mark_superseded(batch.nodes.get(old.id, old), new.id,
-                                                  new.learned_at)
-        return [op for op in ops if id(op) not in wrong]
 
     def _supersede(self, namespace: str, event: Node, turn_nodes: list[Node],
                    state: ConversationState, batch: WriteBatch) -> None:

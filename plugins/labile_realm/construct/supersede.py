@@ -32,7 +32,8 @@ from labile_realm.construct.ops import EdgeOp
 from labile_realm.schema import EVENT, FACT, SUPERSEDES
 from labile_text.sentences import split_sentences
 
-__all__ = ["SLOTS_ATTR", "SlotEntry", "SlotIndex", "TurnChange", "supersede_turn"]
+__all__ = ["SLOTS_ATTR", "SlotEntry", "SlotIndex", "TurnChange", "checked_supersessions",
+           "supersede_turn"]
 
 #: Event attr listing the turn's slot statements (with carriers and whether each ended).
 SLOTS_ATTR: Final = "slots"
@@ -169,6 +170,37 @@ def supersede_turn(
                         f"before: {_quote(_sentence_of(load([old.event_id])))}",
         ))
     return TurnChange(nodes=tuple(changed.values()), edges=tuple(edges))
+
+
+def checked_supersessions(
+    node: Node, ops: Sequence[EdgeOp], load: Callable[[Sequence[str]], list[Node]],
+) -> tuple[list[EdgeOp], list[Node]]:
+    """The validity contract for the ``supersedes`` edges a rule or the model wrote at ``node``.
+
+    Contract: each such edge marks the node it replaces (`labile.plugin.superseded`,
+    at the replacing node's `learned_at`); an edge whose replaced end was not
+    learned before the replacing end (the model got the direction or the time
+    wrong), or whose ends are unknown, is dropped (fail-closed). Other edges
+    pass unchanged.
+
+    Returns:
+        The edges to write, and the replaced nodes with the contract on them.
+    """
+    mine = [op for op in ops if op.action == "add" and op.predicate == SUPERSEDES
+            and node.id in (op.src, op.dst)]
+    if not mine:
+        return list(ops), []
+    known = {n.id: n for n in load(sorted({i for op in mine for i in (op.src, op.dst)}))}
+    known[node.id] = node
+    wrong: set[int] = set()
+    marked: dict[str, Node] = {}
+    for op in mine:
+        new, old = known.get(op.src), known.get(op.dst)
+        if new is None or old is None or not old.learned_at < new.learned_at:
+            wrong.add(id(op))
+            continue
+        marked[old.id] = superseded(marked.get(old.id, old), new.id, new.learned_at)
+    return [op for op in ops if id(op) not in wrong], list(marked.values())
 
 
 def _end_slot(event: Node, statement: SlotStatement) -> Node:
