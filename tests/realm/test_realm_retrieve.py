@@ -648,6 +648,14 @@ def test_now_questions_fetch_the_replacing_node_when_it_was_not_found() -> None:
     assert out[1].superseded_by == ("c",)
 
 
+def test_present_questions_without_a_cue_fetch_nothing() -> None:
+    """No cue of time: what replaced a hit is put above it only when search found it."""
+    deps = _replaced_graph()
+    out = Aggregate(AggregateConfig(), deps).filter(
+        query(deps, "What does Ann bake?"), [_seed_hit(deps, "f", 0.9)], {})
+    assert [h.node.id for h in out] == ["f"]
+
+
 def test_then_questions_rank_the_replaced_node_above_what_replaced_it() -> None:
     deps = _replaced_graph()
     for text in ("What did Ann use to bake?", "What did Ann bake before?",

@@ -11,6 +11,9 @@ live?", "What did he drink before?") by the value that was replaced.
   current then) just above it; a replacing node not yet among the hits is
   fetched and added there, so a stale statement never outranks what replaced
   it and the history stays right below;
+* ``present`` (no cue of time): the same, but only among the nodes the
+  search found (nothing is fetched: the question may well be about something
+  that never changed);
 * ``then`` and ``dated`` (a past time named: "in 2022"): every current hit
   that replaced older ones has them just above it (fetched when missing), so
   the old value comes first and the new one right after;
@@ -191,7 +194,9 @@ def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tens
             if h.node.is_current(as_of):
                 continue
             for end in _current_ends(store, namespace, h.node, as_of, cache):
-                _lift(hits, by_id, end, h, atom)
+                # without a cue of the present, only what the search found is reordered
+                if tense == "now" or end.id in by_id:
+                    _lift(hits, by_id, end, h, atom)
         return
     current = [h for h in ranked if h.node.is_current(as_of)]
     edges = store.edges_of(namespace, [h.node.id for h in current], direction="out",
