@@ -103,7 +103,9 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
                                 le=policy.max_k)] = min(DEFAULT_K, policy.max_k),
         as_of: Annotated[str | None, Field(description=(
             "When the question is asked, ISO 8601 (default: now): phrases such as 'last "
-            "week' in the query are read from this moment."))] = None,
+            "week' in the query are read from this moment, and the memory is searched as "
+            "it was known then (later statements left out, later replacements not "
+            "applied)."))] = None,
         namespace: Namespace = None,
     ) -> dict[str, Any]:
         ns = policy.namespace(namespace)

@@ -119,12 +119,22 @@ def _json(value: object) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
+def _values(value: object) -> str:
+    """The values inside attrs, not their keys: a key such as ``"key"`` or ``"value"`` is the
+    schema of a derived record, not something a turn said."""
+    if isinstance(value, dict):
+        return " ".join(_values(v) for v in value.values())
+    if isinstance(value, list | tuple | set):
+        return " ".join(_values(v) for v in value)
+    return "" if value is None else str(value)
+
+
 def _edge_text(edge: Edge) -> str:
-    return " ".join([edge.description, _json(edge.attrs)])
+    return " ".join([edge.description, _values(edge.attrs)])
 
 
 def _node_text(node: Node) -> str:
-    return " ".join([node.search_text, _json(node.attrs)])
+    return " ".join([node.search_text, _values(node.attrs)])
 
 
 def plan_forget(deps: Deps, namespace: str, ids: Collection[str]) -> ForgetPlan:

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pluggy
 
 from labile._config import PipelineConfig, plugins_disabled, read_toml, resolve
@@ -34,6 +35,7 @@ from labile._model import (
     RetrievalResult,
     Subgraph,
     TraceStep,
+    as_known_at,
     utcnow,
 )
 from labile._page import Page
@@ -255,6 +257,11 @@ class Memory:
         Runs the seeders (merged by node id, best score kept), then the
         expanders and filters in order, and returns the hits with the
         activated subgraph and a trace of every atom.
+
+        ``as_of`` is when the question is asked (default now). Given, the
+        search sees the memory as it was known then: nodes learned later
+        (`Node.learned_at`) are left out, and a replacement (``valid_to``)
+        made after ``as_of`` is not applied to the hits (docs/change.md).
         """
         self._ready(namespace)
         check_question("query", query, k, as_of)
@@ -283,7 +290,10 @@ class Memory:
                                    lambda f=filt, h=hits: f.filter(q, h, state))
             if not self.filters:
                 hits = sorted(hits, key=lambda h: (-h.score, h.node.id))
-            hits = [h for h in hits if h.node.kind != PENDING_KIND][:k]
+            hits = [h for h in hits if h.node.kind != PENDING_KIND]
+            if as_of is not None:
+                hits = known_at(hits, as_of)
+            hits = hits[:k]
             ids = [h.node.id for h in hits]
             id_set = set(ids)
             edges = tuple(
@@ -523,3 +533,19 @@ class Memory:
 
 def _check_namespace(namespace: object) -> None:
     check_namespace(namespace)
+
+
+def known_at(hits: list[Hit], as_of: datetime) -> list[Hit]:
+    """``hits`` as known at ``as_of``: those learned later dropped, later
+    replacements not applied (`labile._model.as_known_at`). Order is kept.
+
+    A node with no time of its own (no statement time, no start: an entity, a
+    derived summary) counts as learned when it was created, so it is dropped
+    when made after ``as_of``: its sources may reach turns said after then."""
+    out: list[Hit] = []
+    for h in hits:
+        if h.node.learned_at > as_of:
+            continue
+        node = as_known_at(h.node, as_of)
+        out.append(h if node is h.node else attrs.evolve(h, node=node))
+    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import numpy as np
@@ -25,6 +25,25 @@ if TYPE_CHECKING:
     from labile._context import PromptContext
 
 Vector = NDArray[np.float32]
+
+
+#: Node attrs of the validity contract (docs/change.md).
+VALID_TO: Final = "valid_to"
+SUPERSEDED_BY: Final = "superseded_by"
+
+
+def _aware_time(raw: object) -> datetime | None:
+    """``raw`` as an aware datetime (a datetime or an ISO string), else ``None``."""
+    if isinstance(raw, datetime):
+        when = raw
+    elif isinstance(raw, str):
+        try:
+            when = datetime.fromisoformat(raw)
+        except ValueError:
+            return None
+    else:
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def utcnow() -> datetime:
@@ -201,6 +220,43 @@ class Node:
         """The node's representative time: its start, else its creation time."""
         return self.time_start
 
+    # -- validity (bi-temporal; docs/change.md) ------------------------------
+    @property
+    def valid_to(self) -> datetime | None:
+        """When what this node states stopped being true (``attrs["valid_to"]``), or
+        ``None`` while it holds. A malformed or naive stored value reads as ``None``."""
+        return _aware_time(self.attrs.get(VALID_TO))
+
+    @property
+    def superseded_by(self) -> tuple[str, ...]:
+        """Ids of the nodes that replaced this one (``attrs["superseded_by"]``)."""
+        raw = self.attrs.get(SUPERSEDED_BY)
+        if isinstance(raw, str):
+            return (raw,)
+        if isinstance(raw, (list, tuple)):
+            return tuple(str(x) for x in raw)
+        return ()
+
+    @property
+    def learned_at(self) -> datetime:
+        """When the memory learned this: the time its statement was made
+        (``attrs["said_at"]`` / ``attrs["stated_at"]``); for a node without one,
+        the earlier of its start and its creation (an imported turn is created
+        long after it was said, and its start is when it was said)."""
+        for key in ("said_at", "stated_at"):
+            when = _aware_time(self.attrs.get(key))
+            if when is not None:
+                return when
+        if self.time_start is not None and self.time_start < self.created_at:
+            return self.time_start
+        return self.created_at
+
+    def is_current(self, as_of: datetime | None = None) -> bool:
+        """Whether this node still holds: it has no ``valid_to``, or (given ``as_of``)
+        it was replaced only after ``as_of``."""
+        end = self.valid_to
+        return end is None or (as_of is not None and end > as_of)
+
 
 @attrs.define(kw_only=True, eq=False)
 class Edge:
@@ -308,12 +364,60 @@ class Reach:
 
 @attrs.define(kw_only=True)
 class Hit:
-    """One retrieved node with its score and how it was reached."""
+    """One retrieved node with its score and how it was reached.
+
+    ``is_current`` and ``superseded_by`` read the node's validity as the search
+    saw it: a search ``as_of`` a past time returns nodes without the
+    supersessions that came later.
+    """
 
     node: Node
     score: float
     via: Reach
     scores: dict[str, float] = attrs.field(factory=dict)
+
+    @property
+    def is_current(self) -> bool:
+        """Whether the hit's node still holds (no ``valid_to``)."""
+        return self.node.is_current()
+
+    @property
+    def superseded_by(self) -> tuple[str, ...]:
+        """Ids of the nodes that replaced the hit's node (empty while current)."""
+        return self.node.superseded_by
+
+
+def superseded(node: Node, by: str, at: datetime) -> Node:
+    """A copy of ``node`` marked as replaced by node ``by`` from ``at`` on.
+
+    The contract every bundle writes (docs/change.md): ``attrs["valid_to"]`` is
+    the ISO time the node stopped being true (the earliest, if it is replaced
+    twice) and ``attrs["superseded_by"]`` lists the replacing node ids. The
+    node's content, time and visibility are untouched: it stays as history.
+
+    Raises:
+        ValueError: ``at`` is naive, or ``by`` is the node itself or empty.
+    """
+    if at.tzinfo is None:
+        raise ValueError("superseded: 'at' must be timezone-aware")
+    if not by or by == node.id:
+        raise ValueError(f"superseded: a node cannot be replaced by {by!r}")
+    end = node.valid_to
+    end = at if end is None or at < end else end
+    by_ids = [*node.superseded_by]
+    if by not in by_ids:
+        by_ids.append(by)
+    return attrs.evolve(node, attrs={**node.attrs, VALID_TO: end.isoformat(),
+                                     SUPERSEDED_BY: by_ids})
+
+
+def as_known_at(node: Node, as_of: datetime) -> Node:
+    """``node`` as it was known at ``as_of``: a replacement after then is not applied."""
+    end = node.valid_to
+    if end is None or end <= as_of:
+        return node
+    return attrs.evolve(node, attrs={k: v for k, v in node.attrs.items()
+                                     if k not in (VALID_TO, SUPERSEDED_BY)})
 
 
 @attrs.frozen(kw_only=True)

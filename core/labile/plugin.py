@@ -95,7 +95,9 @@ from labile._model import (
     RetrievalResult,
     Subgraph,
     Vector,
+    as_known_at,
     edge_id,
+    superseded,
     utcnow,
 )
 from labile._plugins import BUNDLED, get_plugin_manager
@@ -138,9 +140,10 @@ __all__ = [
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
     "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_limit_options",
-    "add_memory_options", "bounded", "build_registries", "check_namespace", "collect",
-    "component_field", "cosine", "echo", "edge_id", "estimate_tokens", "evidence_line",
-    "get_logger", "get_plugin_manager", "holds_store", "hookimpl", "nested_kind",
-    "observation_chars", "open_memory", "render_context", "require_namespace", "rrf",
-    "runtime_field", "runtime_only", "structure_options", "upper_bound", "utcnow", "zscores",
+    "add_memory_options", "as_known_at", "bounded", "build_registries", "check_namespace",
+    "collect", "component_field", "cosine", "echo", "edge_id", "estimate_tokens",
+    "evidence_line", "get_logger", "get_plugin_manager", "holds_store", "hookimpl",
+    "nested_kind", "observation_chars", "open_memory", "render_context", "require_namespace",
+    "rrf", "runtime_field", "runtime_only", "structure_options", "superseded", "upper_bound",
+    "utcnow", "zscores",
 ]

@@ -160,13 +160,13 @@ def change_options(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("paths", nargs="*",
                    help="conversation files or folders (default: the shipped set)")
-    p.add_argument("--preset", nargs="+", default=list(DEFAULT_PRESETS))
+    p.add_argument("--preset", nargs="+", default=list(DEFAULT_PRESETS), help="presets to run")
     p.add_argument("--k", nargs="+", type=int, default=list(DEFAULT_KS),
                    help="cut-offs; Hit and R at the smallest, stale-first at the largest")
     p.add_argument("--json", dest="json_out", help="write the summary here")
     p.add_argument("--log-dir", help="write per-question JSONL logs here (change-PRESET.jsonl)")
     p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
 
 def run_change_command(args: argparse.Namespace) -> int:

@@ -13,12 +13,14 @@ import argparse
 import itertools
 import json
 import time
+from datetime import datetime
 
 from labile import plugins_disabled, read_toml, resolve
 from labile.plugin import (
     BUNDLED,
     DEFAULT_K,
     Embedder,
+    InputError,
     RegisterCommand,
     add_memory_options,
     build_registries,
@@ -70,11 +72,29 @@ def _opts_namespace(p: argparse.ArgumentParser) -> None:
 def _opts_search(p: argparse.ArgumentParser) -> None:
     _opts_namespace(p)
     p.add_argument("-k", type=int, default=DEFAULT_K, help="how many hits to show")
+    p.add_argument("--as-of", default=None, metavar="TIME",
+                   help="search the memory as it was known at this ISO 8601 time with a "
+                        "UTC offset (e.g. 2025-03-01T12:00:00+00:00): later statements are "
+                        "left out and later replacements not applied")
     p.add_argument("--json", action="store_true",
                    help="one JSON object in the labile.hit/1 schema (docs/http-api.md): the "
                         "hits with their sources, labelled dates, validity and how each "
                         "was reached")
     p.add_argument("query", help="what to look for, in natural language")
+
+
+def _as_of(text: str | None) -> datetime | None:
+    """``--as-of``: an ISO 8601 time with a UTC offset (``InputError`` naming it if not)."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--as-of {text!r} is not an ISO 8601 time "
+                         "(e.g. 2025-03-01T12:00:00+00:00)") from None
+    if when.tzinfo is None:
+        raise InputError(f"--as-of {text!r} has no UTC offset: add one, e.g. {text}+00:00")
+    return when
 
 
 def _opts_stats(p: argparse.ArgumentParser) -> None:
@@ -122,10 +142,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from labile import search_payload
     from labile_io.render import hit_text
 
+    as_of = _as_of(args.as_of)
     with open_memory(args) as memory:
         require_namespace(memory, args.namespace)
         load_ms = _load_model(memory.embedder)
-        result = memory.search(args.query, namespace=args.namespace, k=args.k)
+        result = memory.search(args.query, namespace=args.namespace, k=args.k, as_of=as_of)
         payload = search_payload(memory, result)
     if args.json:
         echo(json.dumps(payload, ensure_ascii=False))

@@ -2,7 +2,8 @@
 
 Ablations of ``realm`` are registered as well, so a benchmark run can
 compare them side by side: ``realm-no-expand``, ``realm-no-recon``,
-``realm-untyped`` (expansion treats every edge alike) and ``realm-no-plan``
+``realm-untyped`` (expansion treats every edge alike), ``realm-no-supersede``
+(no validity: a newer value does not replace an older one) and ``realm-no-plan``
 (the offline planner reads nothing from the question beyond keywords, node
 types and time range: one plan, no anchors, no layer filters, the atom's mode).
 """
@@ -96,6 +97,15 @@ def realm_no_plan() -> dict[str, Any]:
     return table
 
 
+def realm_no_supersede() -> dict[str, Any]:
+    """Ablation: ``realm`` that neither records nor reads supersession (no ``valid_to``,
+    no now / then ordering): what knowing which value is current is worth."""
+    table = realm()
+    table["extractor"]["supersession"] = False
+    table["retrieval"]["filter"][0]["latest_first"] = False
+    return table
+
+
 #: name -> (summary, table). Tables, not callables, so tools that merge a
 #: preset table directly (the benchmark runner) can use them.
 PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -107,4 +117,6 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
                       realm_untyped()),
     "realm-no-plan": ("ablation: realm whose planner ignores the question's cues",
                       realm_no_plan()),
+    "realm-no-supersede": ("ablation: realm without supersession (no current / past order)",
+                           realm_no_supersede()),
 }

@@ -32,7 +32,7 @@ from typing import Final
 import attrs
 import numpy as np
 
-from labile.plugin import Edge, Embedder, Node, Origin, Store, edge_id
+from labile.plugin import Edge, Embedder, Node, Origin, Store, edge_id, superseded
 from labile_realm.schema import COMPRISES, EPISODE, PRECEDES, SUMMARIZES, SUPERSEDES
 from labile_text.keywords import keyphrases
 from labile_unite.evidence import ORIGIN, said_at
@@ -117,7 +117,7 @@ class RealmExecutor:
         """Link ``current`` to the ``old`` event it supersedes and archive ``old``."""
         now = self._clock()
         self._store.upsert_edges(self._ns, [self._edge(current.id, SUPERSEDES, old.id, now)])
-        self._archive([old], now)
+        self._archive([old], now, replaced_by=current)
 
     # -- helpers ----------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> list[np.ndarray]:
@@ -157,8 +157,14 @@ class RealmExecutor:
                    if e.predicate != COMPRISES or e.src in episodes}
         return list(out.values())
 
-    def _archive(self, nodes: Sequence[Node], now: datetime) -> None:
+    def _archive(self, nodes: Sequence[Node], now: datetime,
+                 replaced_by: Node | None = None) -> None:
+        """Hide ``nodes``; with ``replaced_by`` (an Update), also write the validity
+        contract REALM's construction writes (`labile.plugin.superseded`), so both
+        mechanisms keep one record of what is current."""
         current = self._store.get_nodes(self._ns, [n.id for n in nodes])
+        if replaced_by is not None:
+            current = [superseded(n, replaced_by.id, replaced_by.learned_at) for n in current]
         self._store.upsert_nodes(self._ns, [attrs.evolve(n, visible=False, updated_at=now)
                                             for n in current])
 

@@ -94,13 +94,18 @@ def test_offline_split_merge_update_end_to_end():
     assert not after[unit_id("s1:0")].visible and after[unit_id("s3:0")].visible
     assert after[unit_id("s3:0")].attrs["supersedes"] == [unit_id("s1:0")]
     assert after[unit_id("s3:0")].content == TEACHER
+    # ... and the superseded unit carries the validity contract every bundle reads.
+    old = after[unit_id("s1:0")]
+    assert old.superseded_by == (unit_id("s3:0"),) and not old.is_current()
+    assert old.valid_to == after[unit_id("s3:0")].learned_at
 
     # The buffer is cleared.
     assert not any(n.attrs.get("buffered") for n in after.values())
 
 
 def test_archiving_flips_visibility_and_nothing_else():
-    """An archived unit keeps its evidence, descriptor, keywords, sources and embedding."""
+    """An archived unit keeps its evidence, descriptor, keywords, sources and embedding;
+    its attrs change only by the buffer flag and, for an Update, the validity contract."""
     mem = build(open_memory())
     before = nodes(mem)
     mem.consolidate(namespace="n")
@@ -112,8 +117,9 @@ def test_archiving_flips_visibility_and_nothing_else():
         assert new.description == old.description and new.keywords == old.keywords
         assert new.sources == old.sources
         assert (new.embedding == old.embedding).all()
-        assert {k: v for k, v in new.attrs.items() if k != "buffered"} == {
-            k: v for k, v in old.attrs.items() if k != "buffered"}
+        kept = ("buffered", "valid_to", "superseded_by")
+        assert {k: v for k, v in new.attrs.items() if k not in kept} == {
+            k: v for k, v in old.attrs.items() if k not in kept}
 
 
 def test_gate_thresholds_per_operator():

@@ -86,6 +86,33 @@ def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert code == 0 and "violin" in out and "↳ a1" in out
 
 
+def test_search_as_of_sees_the_memory_as_it_was_known_then(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = tmp_path / "obs.jsonl"
+    data.write_text(
+        json.dumps({"id": "a1", "text": "My violin lesson is on Friday",
+                    "timestamp": "2024-02-01T10:00:00+00:00", "speaker": "Ana"}) + "\n"
+        + json.dumps({"id": "a2", "text": "My violin lesson moved to Monday",
+                      "timestamp": "2024-03-01T10:00:00+00:00", "speaker": "Ana"}) + "\n")
+    cfg = tmp_path / "m.toml"
+    cfg.write_text('preset = "bm25"\n[embedder]\ntype = "hashing"\n')
+    store = str(tmp_path / "store")
+    run(capsys, "add", "-c", str(cfg), "--path", store, "-n", "u", str(data))
+    base = ("search", "-c", str(cfg), "--path", store, "-n", "u", "--json")
+    code, out, _ = run(capsys, *base, "violin")
+    hits = json.loads(out)["hits"]
+    assert code == 0 and {h["sources"][0]["id"] for h in hits} == {"a1", "a2"}
+    assert all(h["validity"]["current"] and h["validity"]["superseded_by"] == [] for h in hits)
+    code, out, _ = run(capsys, *base, "--as-of", "2024-02-15T00:00:00+00:00", "violin")
+    assert code == 0 and [[s["id"] for s in h["sources"]]
+                          for h in json.loads(out)["hits"]] == [["a1"]]
+    code, _, err = run(capsys, *base, "--as-of", "2024-02-15T00:00:00", "violin")
+    assert code == 2 and "no UTC offset" in err
+    code, _, err = run(capsys, *base, "--as-of", "mid-February", "violin")
+    assert code == 2 and "not an ISO 8601 time" in err
+
+
 def test_search_says_when_scores_do_not_follow_rank(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

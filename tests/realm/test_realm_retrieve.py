@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
 
-from labile._model import Edge, Hit, Node, Query, Reach, edge_id
+from labile._model import Edge, Hit, Node, Query, Reach, edge_id, superseded
 from labile._protocols import Deps
 from labile._vectors import cosine
 from labile.testing import make_deps
@@ -609,25 +609,96 @@ def test_aggregate_output_is_a_permutation_with_falling_scores(
 _PROP_DEPS = graph()
 
 
-def test_present_state_questions_rank_the_superseding_hit_first() -> None:
-    """Of two hits where one supersedes the other, a "now" question gets the later one
-    first even when it scored lower; other questions keep the score order."""
+def _replaced_graph() -> Deps:
+    """``graph()`` where event ``c`` (day 61) replaced event ``f`` (day 30)."""
     deps = graph()
-    deps.store.upsert_edges(NS, [Edge(id=edge_id("f", "realm.supersedes", "c"), src="f",
-                                      dst="c", predicate="realm.supersedes", weight=0.6)])
+    (f,) = deps.store.get_nodes(NS, ["f"])
+    deps.store.upsert_nodes(NS, [superseded(f, "c", _day(61))])
+    deps.store.upsert_edges(NS, [Edge(id=edge_id("c", "realm.supersedes", "f"), src="c",
+                                      dst="f", predicate="realm.supersedes", weight=0.9)])
+    return deps
 
-    def ranked(text: str) -> list[str]:
-        hits = [_seed_hit(deps, "c", 0.9), _seed_hit(deps, "f", 0.5)]
-        out = Aggregate(AggregateConfig(demote_covered=False), deps).filter(
-            query(deps, text), hits, {})
-        return [h.node.id for h in out]
 
-    assert ranked("Where does Ann walk Max now?") == ["f", "c"]
-    assert ranked("Where did Ann walk Max?") == ["c", "f"]
-    off = Aggregate(AggregateConfig(latest_first=False), deps).filter(
-        query(deps, "Where does Ann walk Max now?"),
-        [_seed_hit(deps, "c", 0.9), _seed_hit(deps, "f", 0.5)], {})
-    assert [h.node.id for h in off] == ["c", "f"]
+def _ranked(deps: Deps, text: str, scores: dict[str, float], *, as_of: datetime | None = None,
+            latest_first: bool = True) -> list[str]:
+    hits = [_seed_hit(deps, i, s) for i, s in scores.items()]
+    # the validity order alone (the recency lean is tested on its own below)
+    cfg = AggregateConfig(demote_covered=False, latest_first=latest_first, recency_weight=0.0)
+    out = Aggregate(cfg, deps).filter(query(deps, text, as_of=as_of), hits, {})
+    return [h.node.id for h in out if h.node.id in ("c", "f")]
+
+
+def test_now_questions_rank_what_replaced_a_hit_above_it() -> None:
+    """A question about now (a cue, or no time cue at all) gets the replacing node
+    first even when it scored lower; the replaced one stays right below it."""
+    deps = _replaced_graph()
+    for text in ("What does Ann bake now?", "What does Ann bake these days?",
+                 "Does Ann still bake?", "What does Ann bake?"):
+        assert _ranked(deps, text, {"f": 0.9, "c": 0.5}) == ["c", "f"], text
+    assert _ranked(deps, "What does Ann bake now?", {"f": 0.9, "c": 0.5},
+                   latest_first=False) == ["f", "c"]
+
+
+def test_now_questions_fetch_the_replacing_node_when_it_was_not_found() -> None:
+    deps = _replaced_graph()
+    out = Aggregate(AggregateConfig(), deps).filter(
+        query(deps, "What does Ann bake now?"), [_seed_hit(deps, "f", 0.9)], {})
+    assert [h.node.id for h in out][:2] == ["c", "f"]
+    assert out[0].via.path == ("f", "c") and out[0].is_current and not out[1].is_current
+    assert out[1].superseded_by == ("c",)
+
+
+def test_present_questions_without_a_cue_fetch_nothing() -> None:
+    """No cue of time: what replaced a hit is put above it only when search found it."""
+    deps = _replaced_graph()
+    out = Aggregate(AggregateConfig(), deps).filter(
+        query(deps, "What does Ann bake?"), [_seed_hit(deps, "f", 0.9)], {})
+    assert [h.node.id for h in out] == ["f"]
+
+
+def test_then_questions_rank_the_replaced_node_above_what_replaced_it() -> None:
+    deps = _replaced_graph()
+    for text in ("What did Ann use to bake?", "What did Ann bake before?",
+                 "What did Ann bake previously?"):
+        assert _ranked(deps, text, {"f": 0.5, "c": 0.9}) == ["f", "c"], text
+    out = Aggregate(AggregateConfig(), deps).filter(
+        query(deps, "What did Ann use to bake?"), [_seed_hit(deps, "c", 0.9)], {})
+    assert [h.node.id for h in out][:2] == ["f", "c"]
+
+
+def test_questions_about_a_time_or_an_event_keep_the_score_order() -> None:
+    deps = _replaced_graph()
+    for text in ("When did Ann start baking?", "What did Ann bake?"):
+        assert _ranked(deps, text, {"f": 0.9, "c": 0.5}) == ["f", "c"], text
+        assert _ranked(deps, text, {"f": 0.5, "c": 0.9}) == ["c", "f"], text
+
+
+def test_questions_that_say_now_or_then_lean_to_the_latest_or_earliest() -> None:
+    """No supersession recorded between ``a`` (day 0) and ``b`` (day 9): a question
+    that says "now" leans to the later, "used to" to the earlier; a plain
+    present-tense one and a question about a time keep the score order."""
+    deps = graph()
+
+    def first(text: str, scores: dict[str, float], *, lean: bool = True) -> str:
+        hits = [_seed_hit(deps, i, s) for i, s in scores.items()]
+        cfg = AggregateConfig(demote_covered=False, recency_weight=1.0 if lean else 0.0)
+        out = Aggregate(cfg, deps).filter(query(deps, text), hits, {})
+        return next(h.node.id for h in out if h.node.id in scores)
+
+    assert first("Where does Max run these days?", {"a": 0.8, "b": 0.75}) == "b"
+    assert first("Where did Max use to run?", {"a": 0.75, "b": 0.8}) == "a"
+    for text in ("Where does Max run?", "When did Max run on the beach?"):
+        for scores in ({"a": 0.8, "b": 0.75}, {"a": 0.75, "b": 0.8}):
+            assert first(text, scores) == first(text, scores, lean=False), text
+    # far below the best, a late hit gains nothing
+    assert first("Where does Max run these days?", {"a": 0.9, "b": -0.5}) == "a"
+
+
+def test_a_replacement_after_as_of_is_not_applied() -> None:
+    """Asked as of day 40, before ``c`` replaced ``f``: ``f`` is current then."""
+    deps = _replaced_graph()
+    assert _ranked(deps, "What does Ann bake now?", {"f": 0.9, "c": 0.5},
+                   as_of=_day(40)) == ["f", "c"]
 
 
 def test_configs_reject_unknown_kinds() -> None:

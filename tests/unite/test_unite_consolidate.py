@@ -154,3 +154,42 @@ def test_evidence_view_orders_by_utterance_and_moves_the_caption() -> None:
         assert view.content == "We went hiking last year."
         assert view.attrs["caption"] == "a lake"
         assert view.id == node.id
+
+
+def test_construction_and_consolidation_keep_one_record_of_what_is_current() -> None:
+    """Whoever wrote it (REALM's construction or All-Mem's Update), every
+    ``supersedes`` edge has the validity contract on the node it replaces, and
+    every replaced node names only nodes that have such an edge to it."""
+    with open_labile() as memory:
+        ingest(memory)
+        memory.consolidate(namespace="n")
+        nodes = {n.id: n for n in memory.store.iter_nodes("n")}
+        edges = {(e.src, e.dst) for e in memory.store.iter_edges("n")
+                 if e.predicate == REALM_PREFIX + "supersedes" and not e.attrs.get("retired")}
+        assert edges, "the plan reported as done supersedes the plan"
+        for src, dst in edges:
+            assert src in nodes[dst].superseded_by and not nodes[dst].is_current()
+            assert nodes[dst].valid_to == nodes[src].learned_at or \
+                nodes[dst].valid_to <= nodes[src].learned_at  # earliest end kept
+        for node in nodes.values():
+            for by in node.superseded_by:
+                assert (by, node.id) in edges
+
+
+def test_an_update_writes_the_validity_contract_on_the_archived_event() -> None:
+    """All-Mem's Update over REALM's events archives the old event and writes the
+    same contract REALM's construction writes, so retrieval reads one record."""
+    from labile_unite.execute import RealmExecutor
+
+    with open_labile() as memory:
+        ingest(memory)
+        evs = sorted((n for n in events(memory).values() if n.is_current()),
+                     key=lambda n: n.learned_at)
+        old, new = evs[0], evs[-1]  # no rule of construction linked these two
+        executor = RealmExecutor(memory.store, "n", embedder=memory.embedder,
+                                 clock=lambda: T0 + timedelta(days=90))
+        executor.update(new, old)
+        after = events(memory)[old.id]
+        assert not after.visible and after.content == old.content
+        assert after.superseded_by == (new.id,) and after.valid_to == new.learned_at
+        assert events(memory)[new.id].is_current()

@@ -35,7 +35,7 @@ from datetime import datetime
 import attrs
 import numpy as np
 
-from labile.plugin import Edge, Embedder, Node, Origin, Store, edge_id
+from labile.plugin import Edge, Embedder, Node, Origin, Store, edge_id, superseded
 from labile_allmem.consolidate.plan_offline import evidence_of
 from labile_allmem.decisions import Describer
 from labile_allmem.describe import Descriptor
@@ -177,7 +177,7 @@ class Executor:
         )
         self._store.upsert_nodes(self._ns, [refreshed])
         self._store.upsert_edges(self._ns, [self._edge(current.id, VERSION, old.id, now)])
-        self._archive([old], now)
+        self._archive([old], now, replaced_by=current)
         self._rewire([old], [refreshed])
 
     # -- helpers ------------------------------------------------------------
@@ -193,9 +193,14 @@ class Executor:
         return Edge(id=edge_id(src, predicate, dst), src=src, dst=dst, predicate=predicate,
                     weight=1.0, origin=Origin.CONSOLIDATION, created_at=now, updated_at=now)
 
-    def _archive(self, units: Sequence[Node], now: datetime) -> None:
-        """Flip visibility off; nothing else about the unit changes."""
+    def _archive(self, units: Sequence[Node], now: datetime,
+                 replaced_by: Node | None = None) -> None:
+        """Flip visibility off; nothing else about the unit changes, except that an
+        Update (``replaced_by``) also writes the validity contract every bundle
+        reads (`labile.plugin.superseded`: ``valid_to``, ``superseded_by``)."""
         current = self._store.get_nodes(self._ns, [u.id for u in units])
+        if replaced_by is not None:
+            current = [superseded(u, replaced_by.id, replaced_by.learned_at) for u in current]
         self._store.upsert_nodes(
             self._ns, [attrs.evolve(u, visible=False, updated_at=now) for u in current]
         )

@@ -25,6 +25,11 @@ class RealmConstructConfig:
             event, ``precedes``, ``contextualizes``, ``verifies``, ``supersedes``
             of a fact slot, episode ``summarizes`` its highlighted turns).
         episodes: Keep one episode node per session.
+        supersession: A later statement of a one-at-a-time value (home, work,
+            diet, an amount, a plan's status …) supersedes the earlier one: an
+            edge, and the validity contract on the old nodes
+            (`labile_realm.construct.supersede`; off in the
+            ``realm-no-supersede`` ablation).
         max_entity_sources: Cap on the observation ids an entity keeps.
         summary_words: Word budget of the running conversation summary.
         context_turns: Recent turns shown to the LLM extractor.
@@ -38,6 +43,7 @@ class RealmConstructConfig:
     recent_k: int = attrs.field(default=6, validator=bounded(0, 100_000))
     structural_edges: bool = True
     episodes: bool = True
+    supersession: bool = True
     max_entity_sources: int = attrs.field(default=50, validator=bounded(1, 100_000))
     summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
     context_turns: int = attrs.field(default=6, validator=bounded(0, 1000))

@@ -38,6 +38,7 @@ from labile.plugin import (
     NodeFilter,
     Observation,
     Store,
+    cosine,
     get_logger,
 )
 from labile_realm.construct.batch import WriteBatch, with_previous_turn
@@ -63,6 +64,7 @@ from labile_realm.construct.relations import (
 )
 from labile_realm.construct.resume import last_events, last_session
 from labile_realm.construct.rollback import Snapshot
+from labile_realm.construct.supersede import checked_supersessions, supersede_turn
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import (
     BatchUnitExtractor,
@@ -119,8 +121,11 @@ class RealmExtractor:
                 state.index_entity(node)
             for node in self.store.iter_nodes(namespace, NodeFilter(kinds={FACT})):
                 subject, attribute = node.attrs.get("subject"), node.attrs.get("attribute")
-                if subject and attribute:
+                if subject and attribute and node.is_current():
                     state.fact_slots[(str(subject), str(attribute))] = node.id
+            events = self.store.iter_nodes(namespace, NodeFilter(kinds={EVENT}))
+            for node in sorted(events, key=lambda n: n.learned_at):
+                state.value_slots.load(node)
             skip = set(pending)
             recent = [o for o in self.store.iter_observations(namespace) if o.id not in skip]
             for obs in recent[:-12]:  # every speaker, as the process that wrote them knew
@@ -263,12 +268,14 @@ class RealmExtractor:
         skey = session_key(obs)
         episode_id = stable_id("ep", skey) if self.config.episodes else None
         placed: dict[str, str] = {}
+        turn_nodes: list[Node] = []
         for j in order:
             unit, vec = ex.units[j], vectors[j]
             node, cands, superseded = self._place(namespace, unit, vec, state, batch, known)
             if node is None:
                 continue
             placed[unit.key] = node.id
+            turn_nodes.append(node)
             if unit.attrs.get("clause_of"):
                 continue  # a clause takes only the links its turn states (below)
             if node.kind == ENTITY:
@@ -287,6 +294,11 @@ class RealmExtractor:
                     event_node=event_node, entity_nodes=entity_nodes, superseded=superseded,
                 )
             ops += self._semantic_edges(namespace, node, cands, batch)
+            if self.config.supersession:
+                ops, marked = checked_supersessions(
+                    batch.nodes.get(node.id, node), ops, lambda ids: self._nodes(namespace, ids,
+                                                                                 batch))
+                batch.nodes.update((n.id, n) for n in marked)
             self._apply_edges(namespace, ops, batch)
             if node.kind == EVENT:
                 if event_node is None:
@@ -300,6 +312,24 @@ class RealmExtractor:
             for u in ex.units if u.key in placed
             for link in u.links if link.target in placed
         ], batch)
+        if self.config.supersession and event_node is not None:
+            self._supersede(namespace, batch.nodes.get(event_node.id, event_node), turn_nodes,
+                            state, batch)
+
+    def _supersede(self, namespace: str, event: Node, turn_nodes: list[Node],
+                   state: ConversationState, batch: WriteBatch) -> None:
+        """The turn's statements of one-at-a-time values replace older ones
+        (`labile_realm.construct.supersede`)."""
+        change = supersede_turn(
+            event, turn_nodes, state.value_slots, speakers=list(state.speakers.values()),
+            load=lambda ids: self._nodes(namespace, ids, batch),
+            similarity=lambda other: cosine(event.embedding, other.embedding),
+        )
+        for node in change.nodes:
+            batch.nodes[node.id] = node
+        if change.edges:
+            batch.counts["supersede"] += len(change.edges)
+            self._apply_edges(namespace, list(change.edges), batch)
 
     def _place(
         self,

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from labile.plugin import Node, Observation
+from labile_realm.construct.supersede import SlotIndex
 from labile_text.entities import normalize_name
 
 
@@ -112,6 +113,8 @@ class ConversationState:
         session_turns: Session key -> observation ids of the session's events.
         session_span: Session key -> (first, last) observation timestamp.
         fact_slots: (subject, attribute) -> id of the current fact node.
+        value_slots: The statements still current in each one-at-a-time slot
+            (`labile_realm.construct.supersede`).
         loaded: Whether the indexes were rebuilt from the store in this process.
     """
 
@@ -124,6 +127,7 @@ class ConversationState:
     session_turns: dict[str, list[str]] = attrs.field(factory=dict)
     session_span: dict[str, tuple[datetime, datetime]] = attrs.field(factory=dict)
     fact_slots: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    value_slots: SlotIndex = attrs.field(factory=SlotIndex)
     loaded: bool = False
 
     def touch(self, node_id: str) -> None:

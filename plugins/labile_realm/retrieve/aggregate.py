@@ -14,11 +14,13 @@ after the evidence kinds; and a hit whose sources are all already covered by
 better hits is moved behind the hits that add new sources
 (``demote_covered``). Neither rule drops a hit.
 
-For a question about the present state ("now", "currently", "still": see
-`labile_realm.retrieve.question`), ``latest_first`` ranks a hit that
-``supersedes`` another hit just above it (when it was below): a later
-statement that replaced a plan, preference or fact answers "now" questions,
-the replaced one only says what used to hold.
+``latest_first`` orders by validity (`labile_realm.retrieve.validity`): for
+a question about now ("now", "currently", "still", or no time cue at all) the
+node that replaced a hit comes just above it, fetched when it was not found;
+for a question about then ("used to", "before", "in 2022") the replaced node
+comes just above what replaced it. Replacements after the question's
+``as_of`` are not applied. Before that, a question that says "now" ("used
+to") leans towards the latest (earliest) of the best hits (``recency_weight``).
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
-from attrs.validators import ge, in_, le
+from attrs.validators import ge, gt, in_, le
 
 from labile.plugin import Deps, Hit, Query, Store, Subgraph, bounded, cosine
 from labile_realm.retrieve.plan import STATE_ACTIVATED, STATE_READING
 from labile_realm.retrieve.question import QuestionReading, read_question
 from labile_realm.retrieve.score import aggregate_score
-from labile_realm.schema import SUPERSEDES, kind_name
+from labile_realm.retrieve.validity import order_by_validity, read_tense, recency_prior
+from labile_realm.schema import kind_name
 
 
 @attrs.frozen(kw_only=True)
@@ -45,8 +48,18 @@ class AggregateConfig:
         top_k: K, the size of the evidence set (the query's k if larger).
         evidence_kinds: Kinds ranked first (short or full names).
         demote_covered: Move hits that add no new source behind those that do.
-        latest_first: For a present-state question, rank a superseding hit
-            above the hit it supersedes.
+        latest_first: Order by validity: for a question about now, what
+            replaced a hit comes just above it; about then, what was replaced
+            comes just above what replaced it.
+        recency_weight: With ``latest_first``, how far a question about now
+            (then) leans towards the latest (earliest) of the best hits
+            (`labile_realm.retrieve.validity.recency_prior`); 0 turns it off.
+        present_recency_weight: The same lean for a question in the present
+            tense that does not say "now" ("Where does she live?"): usually
+            about what holds, but as often about what never changed.
+        recency_pool: How many of the best evidence hits that lean applies to.
+        recency_band: The lean shrinks linearly with a hit's distance below the
+            best score, to nothing at ``band`` below it.
         session_penalty: Diversity over sessions: walking the evidence list
             best first, a hit loses this much for each better hit already
             taken from its session (greedy, so a demoted hit can still win
@@ -67,6 +80,10 @@ class AggregateConfig:
     evidence_kinds: tuple[str, ...] = ("event", "fact")
     demote_covered: bool = True
     latest_first: bool = True
+    recency_weight: float = attrs.field(default=1.0, validator=[ge(0.0), le(1.0)])
+    present_recency_weight: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
+    recency_pool: int = attrs.field(default=30, validator=bounded(1, 10_000))
+    recency_band: float = attrs.field(default=1.0, validator=gt(0.0))
     session_penalty: float = attrs.field(default=0.0, validator=[ge(0.0), le(1.0)])
     diversity_for: Literal["many", "all"] = attrs.field(default="many",
                                                         validator=in_(("many", "all")))
@@ -97,8 +114,14 @@ class Aggregate:
             score = aggregate_score(s_acc, sim, self.config.alpha)
             scored.append(attrs.evolve(h, score=score,
                                        scores={**h.scores, "similarity": sim, "aggregate": score}))
-        if self.config.latest_first and _reading(query, state).asks_current:
-            _latest_first(self.store, query.namespace, scored)
+        if self.config.latest_first:
+            tense = read_tense(query.text)
+            pool = [h for h in scored if h.node.kind in self.kinds]
+            weight = self.config.present_recency_weight if tense == "present" \
+                else self.config.recency_weight
+            recency_prior(pool, tense, weight, self.config.recency_pool,
+                          self.config.recency_band)
+            order_by_validity(self.store, query.namespace, scored, tense, query.as_of)
         scored.sort(key=lambda h: (-h.score, h.node.id))
         evidence = [h for h in scored if h.node.kind in self.kinds]
         context = [h for h in scored if h.node.kind not in self.kinds]
@@ -126,18 +149,6 @@ def _reading(query: Query, state: dict[str, Any]) -> QuestionReading:
     if isinstance(cached, QuestionReading) and cached.text == query.text:
         return cached
     return read_question(query.text)
-
-
-def _latest_first(store: Store, namespace: str, hits: list[Hit]) -> None:
-    """Lift each hit that supersedes another hit to just above it (scores edited in place)."""
-    by_id = {h.node.id: h for h in hits}
-    edges = [e for e in store.edges_of(namespace, list(by_id), direction="out")
-             if e.predicate == SUPERSEDES and e.dst in by_id and not e.attrs.get("retired")]
-    for e in edges:
-        newer, older = by_id[e.src], by_id[e.dst]
-        if newer.score <= older.score:
-            newer.score = older.score + 1e-6
-            newer.scores["latest"] = 1.0
 
 
 def _rank_scores(hits: list[Hit]) -> list[Hit]:

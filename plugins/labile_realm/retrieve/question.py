@@ -8,9 +8,9 @@
 * **cause**: "why", "because", "reason", "lead to", "so that"… ask for the
   causal layer (and the logical one, where ``implies`` / ``verifies`` live);
   chains of causes are followed with ``path_search`` rather than a beam;
-* **current state**: "now", "currently", "still"… ask for the latest of
-  statements that replaced one another (``supersedes``), which aggregation
-  ranks first;
+* **current state**: "now", "currently", "still"… ask for what holds now
+  (`labile_realm.retrieve.validity.read_tense`, which aggregation reads to
+  order hits by validity);
 * **people**: the persons the question names anchor the seeds (their turns,
   their entity nodes);
 * **many**: a question that asks for several things ("What books has she
@@ -32,6 +32,7 @@ from typing import Final
 
 import attrs
 
+from labile_realm.retrieve.validity import read_tense
 from labile_realm.schema import PREDICATES_BY_LAYER
 from labile_text.entities import named_entities
 
@@ -49,12 +50,6 @@ _CAUSE_CUES: Final = re.compile(
     r"\b(?:why|because|reason|reasons|cause|caused|causes|lead\s+to|led\s+to|leads\s+to|"
     r"result(?:ed)?\s+in|so\s+that|motivat\w*|inspir\w*|made\s+\w+\s+(?:decide|want|feel)|"
     r"what\s+made|how\s+come|due\s+to|prompted)\b",
-    re.IGNORECASE,
-)
-#: Wording that asks for the present state of something that may have changed.
-_CURRENT_CUES: Final = re.compile(
-    r"\b(?:now|current|currently|still|nowadays|these\s+days|latest|anymore|any\s+more|"
-    r"at\s+the\s+moment|presently|at\s+present)\b",
     re.IGNORECASE,
 )
 #: A clause after "and" / "but" that starts with one of these is a second question.
@@ -199,7 +194,7 @@ def read_question(text: str) -> QuestionReading:
         text=text,
         asks_time=bool(_TIME_CUES.search(text)),
         asks_cause=bool(_CAUSE_CUES.search(text)),
-        asks_current=bool(_CURRENT_CUES.search(text)),
+        asks_current=read_tense(text) == "now",
         asks_many=asks_for_many(text),
         people=people,
         names=names,

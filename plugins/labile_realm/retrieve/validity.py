@@ -1,0 +1,215 @@
+"""Now or then: ordering hits by validity (the ``valid_to`` / ``superseded_by`` contract).
+
+A question about the present ("Where does she live now?", and a question
+with no time cue at all, which almost always wants what holds now) is
+answered by the current value; one about the past ("Where did she use to
+live?", "What did he drink before?") by the value that was replaced.
+`order_by_validity` edits the scores of a ranked list in place so that:
+
+* ``now``: every hit that was superseded (as of the question's time) has
+  the node that replaced it (followed to the end of the chain: the value
+  current then) just above it; a replacing node not yet among the hits is
+  fetched and added there, so a stale statement never outranks what replaced
+  it and the history stays right below;
+* ``present`` (no cue of time): the same, but only among the nodes the
+  search found (nothing is fetched: the question may well be about something
+  that never changed);
+* ``then`` and ``dated`` (a past time named: "in 2022"): every current hit
+  that replaced older ones has them just above it (fetched when missing), so
+  the old value comes first and the new one right after;
+* ``any`` (a question about a time or a date, "When did she move?", or
+  about an event, "What did she buy?"): nothing changes.
+
+Only nodes learned by the question's time take part (`labile.plugin.Node.learned_at`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final, Literal
+
+from labile.plugin import Hit, Node, Reach, Store
+from labile_realm.schema import SUPERSEDES
+
+__all__ = ["Tense", "order_by_validity", "read_tense", "recency_prior"]
+
+#: ``now``: the question says it wants the present ("now", "still", "these days");
+#: ``present``: it asks in the present tense without saying so; ``then``: the past
+#: ("used to", "before"); ``dated``: a past time it names ("in 2022", "last year");
+#: ``any``: a time, a change or a past event.
+Tense = Literal["now", "present", "then", "dated", "any"]
+
+_NOW: Final = re.compile(
+    r"\b(?:now|current|currently|still|nowadays|these\s+days|latest|anymore|any\s+more|"
+    r"at\s+the\s+moment|presently|at\s+present|today)\b",
+    re.IGNORECASE,
+)
+_THEN: Final = re.compile(
+    r"\b(?:used\s+to|use\s+to\s+\w+(?=\s*(?:\?|$))|before(?=\s*(?:[?.!]|$|that\b|then\b))|"
+    r"previously|formerly|originally|"
+    r"at\s+first|in\s+the\s+past|"
+    r"back\s+(?:when|in|then)|earlier|former|initially|prior|(?:was|were)\s+\w+ing|"
+    r"at\s+the\s+time)\b",
+    re.IGNORECASE,
+)
+#: A past time named ("in 2022", "last year", "in March"): the planner's time range
+#: finds its statements, so no lean towards the earliest, only the replaced value first.
+_DATED: Final = re.compile(
+    r"\b(?:in\s+(?:(?:early|late|mid)\s+)?(?:19|20)\d\d|last\s+(?:year|month|spring|summer|"
+    r"fall|autumn|winter)|in\s+(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)|ago)\b",
+    re.IGNORECASE,
+)
+_WHEN: Final = re.compile(
+    r"\b(?:when|how\s+long|what\s+(?:year|month|day|date|time)|which\s+(?:year|month|day|"
+    r"date)|since|until|change[sd]?|switch(?:ed)?|move[sd]?\s+(?:from|to))\b",
+    re.IGNORECASE,
+)
+#: A question in the past simple ("What did she buy?") asks about an event, not a value.
+_PAST_EVENT: Final = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+_LIFT: Final = 1e-6
+#: Longest chain of replacements followed (a guard against a cycle in a broken store).
+_MAX_CHAIN: Final = 16
+
+
+def read_tense(question: str) -> Tense:
+    """Whether ``question`` asks about now, about then, or about a time / a change (any).
+
+    A question about a date, a duration or a change ("when", "how long",
+    "since", "changed") asks about both values (``any``); otherwise a present
+    cue ("now", "currently", "still", "these days", "any more") asks about
+    ``now``; a past one ("used to", "did she use to live?", "previously", a
+    closing "before") about
+    ``then``; a past time named ("in March", "last year") is ``dated``; a
+    question in the past simple ("What did she buy?") asks about an event
+    (``any``); one with none of these about what holds (``present``).
+    "before" followed by an event or a date ("before meeting Maria", "the week
+    before August 3") locates a time rather than asking for an old value.
+    """
+    if _WHEN.search(question):
+        return "any"
+    if _NOW.search(question):
+        return "now"
+    if _THEN.search(question):
+        return "then"
+    if _DATED.search(question):
+        return "dated"
+    if _PAST_EVENT.search(question):
+        return "any"
+    return "present"
+
+
+def _known(node: Node, as_of: datetime) -> bool:
+    return node.learned_at <= as_of
+
+
+def _fetch(store: Store, namespace: str, ids: Sequence[str], as_of: datetime) -> list[Node]:
+    return [n for n in store.get_nodes(namespace, list(ids)) if _known(n, as_of)]
+
+
+def _current_ends(store: Store, namespace: str, node: Node, as_of: datetime,
+                  cache: dict[str, Node]) -> list[Node]:
+    """The nodes that replaced ``node``, followed until one is current as of ``as_of``."""
+    frontier, seen = [node], {node.id}
+    ends: list[Node] = []
+    for _ in range(_MAX_CHAIN):
+        ids = [i for n in frontier for i in n.superseded_by if i not in seen]
+        if not ids:
+            break
+        missing = [i for i in ids if i not in cache]
+        for n in _fetch(store, namespace, missing, as_of):
+            cache[n.id] = n
+        frontier = []
+        for i in ids:
+            seen.add(i)
+            nxt = cache.get(i)
+            if nxt is None:
+                continue
+            (ends if nxt.is_current(as_of) else frontier).append(nxt)
+        if not frontier:
+            break
+    return ends
+
+
+def _lift(hits: list[Hit], by_id: dict[str, Hit], node: Node, above: Hit, atom: str) -> None:
+    """Put ``node`` just above ``above`` (adding it as a hit when missing)."""
+    hit = by_id.get(node.id)
+    if hit is None:
+        hit = Hit(node=node, score=above.score + _LIFT,
+                  via=Reach(atom=atom, stage="filter", path=(above.node.id, node.id)),
+                  scores={"validity": 1.0})
+        hits.append(hit)
+        by_id[node.id] = hit
+    elif hit.score <= above.score:
+        hit.score = above.score + _LIFT
+        hit.scores["validity"] = 1.0
+
+
+def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int,
+                  band: float = 1.0) -> None:
+    """Lean the ``pool`` best hits towards the latest (``now``, ``present``) or the
+    earliest (``then``) statements, in place.
+
+    Each hit gains up to ``weight`` by where its time
+    (`labile.plugin.Node.learned_at`) falls between the pool's first and last,
+    scaled by how close its score is to the best (linearly, nothing at
+    ``band`` or more below it): a late but off-topic turn gains little. Most changes
+    are told in passing ("greetings from the new place"), so no rule reads
+    them; among statements about the same thing, though, the latest is the
+    best guess at what holds now, and the earliest at what held before.
+    ``any`` and a pool spanning no time change nothing.
+    """
+    if tense in ("any", "dated") or weight <= 0 or not hits:
+        return
+    top = sorted(hits, key=lambda h: (-h.score, h.node.id))[:pool]
+    times = [h.node.learned_at.timestamp() for h in top]
+    lo, hi = min(times), max(times)
+    s_hi = top[0].score
+    if hi <= lo:
+        return
+    for h, t in zip(top, times, strict=True):
+        share = (t - lo) / (hi - lo)
+        relevance = max(0.0, 1.0 - (s_hi - h.score) / band)
+        lean = weight * relevance * (1.0 - share if tense == "then" else share)
+        h.score += lean
+        h.scores["recency"] = lean
+
+
+def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tense,
+                      as_of: datetime, *, atom: str = "realm.aggregate") -> None:
+    """Order ``hits`` for a question about ``tense`` (module docstring), in place.
+
+    Scores are edited and hits may be appended; the caller sorts afterwards.
+    Hits are visited best first, so a lift never undoes a better hit's lift.
+    """
+    if tense == "any" or not hits:
+        return
+    by_id = {h.node.id: h for h in hits}
+    ranked = sorted(hits, key=lambda h: (-h.score, h.node.id))
+    cache: dict[str, Node] = {}
+    if tense in ("now", "present"):
+        for h in ranked:
+            if h.node.is_current(as_of):
+                continue
+            for end in _current_ends(store, namespace, h.node, as_of, cache):
+                # without a cue of the present, only what the search found is reordered
+                if tense == "now" or end.id in by_id:
+                    _lift(hits, by_id, end, h, atom)
+        return
+    current = [h for h in ranked if h.node.is_current(as_of)]
+    edges = store.edges_of(namespace, [h.node.id for h in current], direction="out",
+                           predicates=[SUPERSEDES])
+    older: dict[str, list[str]] = {}
+    for e in edges:
+        if not e.attrs.get("retired"):
+            older.setdefault(e.src, []).append(e.dst)
+    wanted = [i for ids in older.values() for i in ids if i not in by_id]
+    for n in _fetch(store, namespace, wanted, as_of):
+        cache[n.id] = n
+    for h in current:
+        for old_id in older.get(h.node.id, ()):
+            old = by_id[old_id].node if old_id in by_id else cache.get(old_id)
+            if old is not None and not old.is_current(as_of):
+                _lift(hits, by_id, old, h, atom)
