@@ -25,17 +25,20 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from labile.plugin import StoreError
 from labile_lancedb import _rows, _sql
 from labile_lancedb._maintenance import train_ann_index
-from labile_lancedb._tables import DATA_TABLES
+from labile_lancedb._tables import DATA_TABLES, ERASE_PENDING, NS_KEY, LanceTables, ns_state
 
 if TYPE_CHECKING:
     from labile_lancedb._engine import Engine
 
-__all__ = ["delete", "erase_history", "purge"]
+__all__ = ["delete", "erase_history", "erase_interrupted", "purge"]
 
 log = structlog.get_logger(__name__)
 
+#: ``cleanup_older_than`` of a compaction that must keep every version.
+_KEEP_ALL = timedelta(days=36500)
 #: Keys per ``IN`` list: LanceDB parses the whole filter, keep it bounded.
 _CHUNK = 500
 
@@ -90,34 +93,70 @@ def purge(engine: Engine, namespace: str) -> None:
 
 def erase_history(engine: Engine) -> None:
     """Rewrite the tables from their current rows, rebuild the indexes and drop every
-    earlier version (caller holds the write locks). Costs a full rewrite of the store."""
+    earlier version (caller holds the write locks). Costs a full rewrite of the store.
+
+    Crash-safe by its order: the marker `ERASE_PENDING` is set first; the
+    rewritten versions are committed and every namespace's pin moved to them
+    (one ``meta`` commit) before any version is deleted; the marker is cleared
+    last. A process killed at any point leaves every pin on a version that
+    exists, and `finish_interrupted_erase` (``labile repair``) completes the erase.
+
+    Raises:
+        StoreError: a namespace's batch is still open (its writer could not be
+            confirmed gone), or LanceDB failed; nothing is deleted in either case
+            unless the message says the history cleanup failed.
+    """
     tables = engine.tables
-    rebuilt_ann = tables.has_ann_index()
     with engine.file_lock.holding():
         engine.recover_all()  # no batch is in flight: undo dead writers' intents first
-    with engine.file_lock.holding(), tables.writing():
-        # Compaction rewrites only fragments with many deletions; a removed row in
-        # a large fragment would stay in its data file. Rewrite every data table.
-        for name in DATA_TABLES:
-            table = tables.handles[name]
-            table.add(table.to_arrow(), mode="overwrite")
-        tables.ensure_indexes()
-        # Index files may still hold tokens of removed rows: rebuild from what remains.
-        tables.handles["nodes"].create_index("search_text", config=tables.fts_config(),
-                                             replace=True)
+        _refuse_open_intents(tables)
+        rebuilt_ann = tables.has_ann_index()
+        tables.meta_put({ERASE_PENDING: "1"})
+        with tables.writing():  # on exit: every pin moves to the rewritten versions
+            # Compaction rewrites only fragments with many deletions; a removed row in
+            # a large fragment would stay in its data file. Rewrite every data table.
+            for name in DATA_TABLES:
+                table = tables.handles[name]
+                table.add(table.to_arrow(), mode="overwrite")
+            tables.ensure_indexes()
+            # Index files may still hold tokens of removed rows: rebuild from what remains.
+            tables.handles["nodes"].create_index("search_text", config=tables.fts_config(),
+                                                 replace=True)
+            # Any compaction happens here, under the pins' move: the cleanup pass
+            # below must find nothing to compact, so it makes no version no pin names.
+            for name in DATA_TABLES:
+                tables.handles[name].optimize(cleanup_older_than=_KEEP_ALL)
+        if rebuilt_ann:
+            train_ann_index(tables, engine.file_lock)
+        # Only now that no pin names an older version may the older versions go.
         _cleanup(engine)
-    if rebuilt_ann:
-        train_ann_index(tables, engine.file_lock)
-    with engine.file_lock.holding(), tables.writing():
-        _cleanup(engine)
+        tables.meta_put({ERASE_PENDING: ""})
     tables.forget_counts()
     tables.meta_version = tables.meta_table.version
     log.info("lancedb_history_erased", path=str(tables.path), ann_rebuilt=rebuilt_ann)
 
 
+def erase_interrupted(meta: dict[str, str]) -> bool:
+    """Whether ``meta`` shows an `erase_history` that never finished."""
+    return bool(meta.get(ERASE_PENDING))
+
+
+def _refuse_open_intents(tables: LanceTables) -> None:
+    # `recover_all` leaves alone an intent whose writer it could not confirm gone (an
+    # object-store lease not yet expired): its pin names the versions the erase drops.
+    meta = tables.latest_meta()
+    left = sorted(k[len(NS_KEY):] for k in meta if k.startswith(NS_KEY)
+                  and ns_state(meta, k[len(NS_KEY):]).get("intent"))
+    if left:
+        raise StoreError(
+            f"cannot erase the history of {tables.path}: a batch of namespace(s) "
+            f"{', '.join(map(repr, left))} is still open and its writer may be alive; "
+            "nothing was erased: try again once it has finished (or its lease expired)")
+
+
 def _cleanup(engine: Engine) -> None:
     # LanceDB warns that readers of an older version will fail: erasing is what
-    # was asked for, and other processes reload on their next read.
+    # was asked for, and other processes re-read the pins and retry (`_retry`).
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
         for table in engine.tables.handles.values():

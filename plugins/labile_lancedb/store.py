@@ -56,6 +56,7 @@ from labile_lancedb import _deferred, _erase, _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
 from labile_lancedb._migrations import migrate
+from labile_lancedb._retry import retrying_read
 from labile_lancedb._search import SearchMode
 from labile_lancedb._stats import store_stats
 from labile_lancedb.config import LanceStoreConfig
@@ -199,6 +200,7 @@ class LanceStore:
                 p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq(namespace))
                 ids.add(obs.id)
 
+    @retrying_read
     def existing_observation_ids(self, namespace: str, ids: Iterable[str]) -> set[str]:
         """The subset of ``ids`` already in the log (from the per-namespace id cache)."""
         with self._lock:
@@ -206,6 +208,7 @@ class LanceStore:
             known = self._spaces.observation_ids(namespace)
             return {i for i in ids if i in known}
 
+    @retrying_read
     def get_observations(self, namespace: str, ids: Sequence[str]) -> list[Observation]:
         """Observations by id, in the order asked; unknown ids are left out."""
         with self._lock:
@@ -231,6 +234,7 @@ class LanceStore:
         return _rows.observations_from(self._lance.scan("observations", where,
                                                         namespace=namespace))
 
+    @retrying_read
     def iter_observations(self, namespace: str) -> Iterator[Observation]:
         """Every observation of the namespace, in insertion order."""
         with self._lock:
@@ -275,6 +279,7 @@ class LanceStore:
                 table.put(stored, seq)
                 p.nodes[node.id] = (stored, seq)
 
+    @retrying_read
     def get_nodes(self, namespace: str, ids: Sequence[str]) -> list[Node]:
         """Nodes by id, in the order asked; unknown ids are left out."""
         with self._lock:
@@ -282,6 +287,7 @@ class LanceStore:
             table = self._spaces.nodes(namespace)
             return [copy_node(n) for n in (table.get(i) for i in ids) if n is not None]
 
+    @retrying_read
     def iter_nodes(self, namespace: str, where: NodeFilter | None = None) -> Iterator[Node]:
         """Every node passing ``where``, in insertion order."""
         with self._lock:
@@ -292,6 +298,7 @@ class LanceStore:
             slots = np.flatnonzero(table.mask(where))
             return iter([copy_node(table.records[i]) for i in slots])
 
+    @retrying_read
     def count_nodes(self, namespace: str, where: NodeFilter | None = None) -> int:
         """How many nodes pass ``where``."""
         with self._lock:
@@ -327,6 +334,7 @@ class LanceStore:
                 graph.put(stored, seq)
                 p.edges[edge.id] = (stored, seq)
 
+    @retrying_read
     def get_edges(self, namespace: str, ids: Sequence[str]) -> list[Edge]:
         """Edges by id, in the order asked; unknown ids are left out."""
         with self._lock:
@@ -334,6 +342,7 @@ class LanceStore:
             records = self._spaces.edges(namespace).records
             return [clone(records[i]) for i in ids if i in records]
 
+    @retrying_read
     def edges_of(
         self,
         namespace: str,
@@ -371,12 +380,14 @@ class LanceStore:
                 edges = [e for e in edges if e.predicate in wanted]
             return [clone(e) for e in edges]
 
+    @retrying_read
     def iter_edges(self, namespace: str) -> Iterator[Edge]:
         """Every edge of the namespace, in insertion order."""
         with self._lock:
             self._engine.begin_read(namespace)
             return iter([clone(e) for e in self._spaces.edges(namespace).records.values()])
 
+    @retrying_read
     def count_edges(self, namespace: str) -> int:
         """How many edges the namespace has."""
         with self._lock:
@@ -384,6 +395,7 @@ class LanceStore:
             return len(self._spaces.edges(namespace))
 
     # -- search ----------------------------------------------------------------------------
+    @retrying_read
     def vector_search(
         self,
         namespace: str,
@@ -418,6 +430,7 @@ class LanceStore:
             return _search.vector_search(self._lance, namespace, table, q, k, where, mode,
                                          flush=lambda: self._engine.flush_if_owner(namespace))
 
+    @retrying_read
     def text_search(
         self, namespace: str, text: str, k: int, *, where: NodeFilter | None = None
     ) -> list[Scored]:
@@ -453,6 +466,7 @@ class LanceStore:
         return self._engine.build_ann_index()
 
     # -- lifecycle -----------------------------------------------------------------------
+    @retrying_read
     def namespaces(self) -> list[str]:
         """Every namespace that holds at least one row (uncommitted writes of an open batch too)."""
         with self._lock:
@@ -505,6 +519,7 @@ class LanceStore:
         """
         self._engine.optimize()
 
+    @retrying_read
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """Counts, table fragments, on-disk bytes and index state.
 
