@@ -22,6 +22,7 @@ from labile._config import (
 from labile._errors import (
     ConfigError,
     DuplicateComponentError,
+    HistoryNotErasedWarning,
     InputError,
     LabileError,
     LLMError,
@@ -59,7 +60,8 @@ from labile._registry import NoConfig, collect
 
 __all__ = [
     "AddReport", "Answer", "AsyncMemory", "ConfigError", "Deps", "DuplicateComponentError",
-    "Edge", "Feedback", "Hit", "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer",
+    "Edge", "Feedback", "HistoryNotErasedWarning", "Hit", "InputError", "LLMError",
+    "LLMOutputError", "LabileError", "Layer",
     "Memory",
     "MissingDependencyError", "NoConfig", "Node", "NodeFilter", "NodeKind", "Observation",
     "OperationReport", "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query",

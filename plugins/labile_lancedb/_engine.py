@@ -138,7 +138,8 @@ class Engine:
         wait_s = min(self.config.lock_timeout_s, OPEN_WAIT_S)
         if meta.get("intent") and self._flock.try_acquire(wait_s):
             try:  # a dead writer of an older build: the whole store is undone
-                meta = self._journal.recover_legacy(tables.latest_meta())
+                with self._may_not_write("undoing a dead writer's batch"):
+                    meta = self._journal.recover_legacy(tables.latest_meta())
             finally:
                 self._flock.release()
         # One wait for all: namespaces whose writer is alive are not waited for one by one.
@@ -146,9 +147,10 @@ class Engine:
         dead = [k[len(NS_KEY):] for k in meta if k.startswith(NS_KEY)]
         for ns in [ns for ns in dead if ns_state(meta, ns).get("intent")]:
             left = max(0.0, deadline - time.monotonic())
-            meta = self._recover_at_open(ns, left) or meta
+            with self._may_not_write(f"undoing a dead writer's batch in {ns!r}"):
+                meta = self._recover_at_open(ns, left) or meta
         if tables.missing_indexes():  # a store from an older build may lack some
-            with self._flock.holding():
+            with self._may_not_write("adding missing indexes"), self._flock.holding():
                 tables.ensure_indexes()
         tables.pin_to(meta)
         self._legacy_seq = int(meta.get("next_seq", "1"))
@@ -157,6 +159,18 @@ class Engine:
         self._watcher.looked_now()
         log.debug("lancedb_store_opened", path=str(self.path), embedder=self.embedder_name,
                   dim=self.dim)
+
+    @contextmanager
+    def _may_not_write(self, what: str) -> Iterator[None]:
+        """Around the writes an open makes on the way (undoing a dead writer's batch,
+        adding indexes): one that fails (a full disk, a read-only mount) is logged and
+        left to the next writer, and the open goes on. Nothing is lost: a batch whose
+        undo failed keeps its intent, so readers read its namespace as it was before."""
+        try:
+            yield
+        except Exception as exc:
+            log.warning("lancedb_open_write_skipped", path=str(self.path), what=what,
+                        error=f"{type(exc).__name__}: {exc}"[:300])
 
     def _recover_at_open(self, namespace: str, wait_s: float) -> dict[str, str] | None:
         """Undo a dead writer's batch in ``namespace`` if its lock comes free within

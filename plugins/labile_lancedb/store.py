@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,22 @@ from labile_lancedb.config import LanceStoreConfig
 __all__ = ["LanceStore", "LanceStoreConfig", "SearchMode", "migrate"]
 
 log = structlog.get_logger(__name__)
+
+
+#: What a failed removal leaves: its batch is rolled back with it.
+_UNDONE = "its batch is rolled back, nothing it removed is lost"
+
+
+@contextmanager
+def _engine_errors(what: str, outcome: str) -> Iterator[None]:
+    """Raise LanceDB's (and the OS's) errors escaping the block as `StoreError` saying
+    ``what`` failed and the ``outcome``, as a failed commit's already are."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"{what} failed ({type(exc).__name__}: {exc}); {outcome}") from exc
 
 
 class LanceStore:
@@ -495,7 +511,8 @@ class LanceStore:
         """
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
-        with self.batch(namespace), self._lock:
+        with _engine_errors(f"removing records of {namespace!r} from {self.path}", _UNDONE), \
+                self.batch(namespace), self._lock:
             _erase.delete(self._engine, namespace, set(observation_ids), set(node_ids),
                           set(edge_ids))
 
@@ -503,7 +520,8 @@ class LanceStore:
         """Remove every row of ``namespace`` (earlier versions keep them, as for `delete`)."""
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
-        with self.batch(namespace), self._lock:
+        with _engine_errors(f"purging {namespace!r} from {self.path}", _UNDONE), \
+                self.batch(namespace), self._lock:
             _erase.purge(self._engine, namespace)
 
     def erase_history(self) -> None:
@@ -517,7 +535,9 @@ class LanceStore:
         when the table has grown enough). Safe to call any time; inside a batch it
         runs when the transaction commits.
         """
-        self._engine.optimize()
+        with _engine_errors(f"optimizing {self.path}",
+                            "every record stands; the store is compacted on a later call"):
+            self._engine.optimize()
 
     @retrying_read
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
