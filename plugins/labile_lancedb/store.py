@@ -529,6 +529,13 @@ class LanceStore:
         remain, so removed rows are gone from disk (not inside a batch)."""
         self._engine.erase_history()
 
+    def repair_storage(self) -> dict[str, Any]:
+        """Bring a store left in any intermediate state (a writer or an erase killed at
+        any point, by this build or an older one) back to a clean one; returns what was
+        done: ``intents_undone`` and ``pins_healed`` (namespaces), ``erase_finished``.
+        Holds the store exclusively (``labile repair`` runs it)."""
+        return self._engine.repair_storage()
+
     def optimize(self) -> None:
         """Compact the tables, drop versions older than ``keep_versions_s``, and fold
         new rows into the full-text and vector indexes (retraining the vector index

@@ -148,3 +148,24 @@ def test_a_failed_erase_says_what_stands_in_a_store_error(
             store.erase_history()
         monkeypatch.undo()
         assert [o.id for o in store.iter_observations("alpha")] == _expected()["alpha"]
+
+
+def test_labile_repair_heals_a_store_broken_by_the_old_ordering(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from labile import Memory
+    from labile.cli import main
+
+    config = tmp_path / "labile.toml"
+    config.write_text(f'preset = "bm25"\n[embedder]\ntype = "hashing"\n'
+                      f'[store]\npath = "{tmp_path / "s"}"\n', encoding="utf-8")
+    with Memory.open(config) as memory:
+        memory.add([obs(f"t{i}", f"we moved to Porto {i}") for i in range(3)], namespace="u")
+        memory.forget("u", ["t0"])
+        _old_ordering(getattr(memory.store, "inner", memory.store))
+    assert main(["repair", "--config", str(config)]) == 0
+    assert "read versions restored for u" in capsys.readouterr().out
+    with Memory.open(config) as memory:
+        store: Any = getattr(memory.store, "inner", memory.store)
+        assert store._engine._pins_exist(store._lance.latest_meta(), "u")
+        assert [o.id for o in memory.list("u").items] == ["t1", "t2"]
+        assert memory.search("Porto", namespace="u", k=2).hits
