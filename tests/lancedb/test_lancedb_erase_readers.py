@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,9 +44,9 @@ ROUNDS = 20
 TURNS = 3000
 
 
-def _race(path: Path, rounds: int) -> dict[str, int]:
-    """Read while a child erases ``rounds`` times; assert no raw error and no wrong answer,
-    and return the tally."""
+def _race(path: Path, rounds: int) -> dict[str, Any]:
+    """Read while a child erases ``rounds`` times; the tally, with every raw error and
+    wrong answer seen."""
     rng = np.random.default_rng(0)
     with open_store(path) as setup:
         ids = [f"o{i}" for i in range(TURNS)]
@@ -86,17 +87,26 @@ def _race(path: Path, rounds: int) -> dict[str, int]:
     out, err = eraser.communicate(timeout=60)
     assert eraser.returncode == 0, err[-2000:]
     assert out.count("erased") == rounds
-    assert raw == [] and wrong == []
-    assert reads > rounds and store_errors <= reads // 10  # most reads simply succeed
-    return {"erases": rounds, "reads": reads, "store_errors": store_errors, "raw_errors": 0}
+    return {"erases": rounds, "reads": reads, "store_errors": store_errors, "raw": raw,
+            "wrong": wrong}
+
+
+def _check(tally: dict[str, Any]) -> None:
+    assert tally["raw"] == [] and tally["wrong"] == []
+    # Most reads simply succeed: a retry on the new versions answers them.
+    assert tally["reads"] > tally["erases"] and tally["store_errors"] <= tally["reads"] // 10
 
 
 def test_reads_racing_an_eraser_retry_or_raise_store_errors(tmp_path: Path) -> None:
-    _race(tmp_path / "mem", ROUNDS)
+    _check(_race(tmp_path / "mem", ROUNDS))
 
 
 @pytest.mark.slow
 def test_reads_racing_many_erases(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tally = _race(tmp_path / "mem", 100)
     with capsys.disabled():  # the figures of docs/reliability.md
-        print(f"\nreader during erase: {tally}")
+        print(f"\nreader during erase: {tally['erases']} erases, {tally['reads']} reads, "
+              f"{tally['store_errors']} StoreError, {len(tally['raw'])} raw errors "
+              f"({sorted({r.split(':')[0] for r in tally['raw']})}), "
+              f"{len(tally['wrong'])} wrong answers")
+    _check(tally)

@@ -161,11 +161,13 @@ def test_labile_repair_heals_a_store_broken_by_the_old_ordering(
     with Memory.open(config) as memory:
         memory.add([obs(f"t{i}", f"we moved to Porto {i}") for i in range(3)], namespace="u")
         memory.forget("u", ["t0"])
-        _old_ordering(getattr(memory.store, "inner", memory.store))
+        writer: Any = memory.store
+        _old_ordering(getattr(writer, "inner", writer))
     assert main(["repair", "--config", str(config)]) == 0
     assert "read versions restored for u" in capsys.readouterr().out
     with Memory.open(config) as memory:
-        store: Any = getattr(memory.store, "inner", memory.store)
+        store: Any = memory.store
+        store = getattr(store, "inner", store)
         assert store._engine._pins_exist(store._lance.latest_meta(), "u")
         assert [o.id for o in memory.list("u").items] == ["t1", "t2"]
         assert memory.search("Porto", namespace="u", k=2).hits
