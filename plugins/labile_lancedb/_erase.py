@@ -12,8 +12,9 @@ earlier table versions (and in their data files) until `optimize` drops the
 versions older than ``keep_versions_s``; and compaction only rewrites
 fragments with many deletions, so a removed row of a large fragment stays in
 its data file even then. `erase_history` rewrites every data table from the
-rows that remain, rebuilds the full-text and vector indexes, and drops every
-earlier version at once.
+rows that remain, rebuilds the full-text and vector indexes, moves every
+namespace's pin to the new versions, and only then drops every earlier
+version: a kill at any point leaves no pin on a deleted version.
 """
 
 from __future__ import annotations
@@ -99,12 +100,12 @@ def erase_history(engine: Engine) -> None:
     rewritten versions are committed and every namespace's pin moved to them
     (one ``meta`` commit) before any version is deleted; the marker is cleared
     last. A process killed at any point leaves every pin on a version that
-    exists, and `finish_interrupted_erase` (``labile repair``) completes the erase.
+    exists, and ``labile repair`` (`Engine.repair_storage`) completes the erase.
 
     Raises:
         StoreError: a namespace's batch is still open (its writer could not be
-            confirmed gone), or LanceDB failed; nothing is deleted in either case
-            unless the message says the history cleanup failed.
+            confirmed gone); nothing was done. Other errors (LanceDB's, the OS's)
+            propagate: the engine wraps them.
     """
     tables = engine.tables
     with engine.file_lock.holding():

@@ -429,7 +429,7 @@ class LanceTables:
         moves the pins for good). The fallback ends when the pin moves.
         """
         st = self.states.get(namespace, {})
-        if st.get("intent") or (not st and self._legacy is None):
+        if st.get("intent"):
             return False
         pinned = st.get("committed") if st else self._legacy
         if pinned is None:
