@@ -1,23 +1,29 @@
-"""``labile bench crash``: kill -9 a writer at random points and inside commits, then verify.
+"""``labile bench crash``: kill -9 a writer at random points, inside commits and inside
+operations, then verify.
 
 Each trial starts a writer subprocess (`labile_bench.crash_child`) on one store
-directory, which adds batches of turns (and a feedback every third batch)
-until the bench kills it with SIGKILL: in half of the trials at a random moment,
-in the other half just after the writer announced a commit (so the kill lands
-inside the store's commit). The bench then opens the store itself, as any
-later process would, and checks:
+(a directory, or ``s3://`` on moto's S3 server), which adds batches of turns (a
+feedback every third batch) and, after each, runs the operation under test
+(``--op``: forget, purge, either with erase, erase, consolidate, import) until
+the bench kills it with SIGKILL: at a random moment, just after the writer
+announced a commit, or at a random point of the operation's usual duration. The
+bench then opens the store itself, as any later process would, and checks:
 
-* every acknowledged batch (its ``add`` returned) is stored, whole;
-* every stored batch is whole (all of its turns or none), and was begun;
-* no observation, node or edge id appears twice; every edge's ends and every
-  node's sources exist; every weight is in [0, 1]; nothing is pending;
-* a search works, and adding the in-flight batch again is idempotent: it adds
-  nothing if the batch survived, exactly its turns if it was rolled back, and
-  a re-add of the last acknowledged batch adds nothing.
+* every namespace opens and reads (observations, nodes, edges, a search); no id
+  appears twice; every edge's ends and every node's sources exist; every weight
+  is in [0, 1]; nothing is pending;
+* every acknowledged batch is stored, whole, unless its forget was acknowledged
+  (then it is gone); a batch whose forget was in flight is whole or gone; every
+  stored batch was begun; an import is whole, or absent if it was in flight; the
+  purged namespace holds whole batches only;
+* adding the in-flight batch again is idempotent: it adds nothing if the batch
+  survived, exactly its turns if it was rolled back, and a re-add of the last
+  acknowledged batch adds nothing.
 
 A *rollback* is a trial whose in-flight batch (begun, not acknowledged) left
 nothing behind; a batch that was committed but killed before its
-acknowledgement is counted apart. Any broken check is a *failure*.
+acknowledgement is counted apart. Any broken check, or any error raised by a
+check (a raw engine error included), is a *failure*.
 """
 
 from __future__ import annotations
