@@ -323,27 +323,38 @@ def run_crash(preset: str, trials: int, *, directory: Path, seed: int = 0,
 
 @contextlib.contextmanager
 def moto_s3(prefix: str) -> Iterator[dict[str, Any]]:
-    """A ``[store]`` table for ``s3://`` + a bucket on moto's S3 server, started on
-    loopback for the block (needs ``pip install 'labile[test]'``: moto, obstore).
+    """A ``[store]`` table for ``s3://`` + a bucket on moto's S3 server, run on loopback
+    for the block (needs ``pip install 'labile[test]'``: moto, obstore).
 
-    The fake credentials go to the environment, by variable name, as a deployment
-    passes real ones; the writers inherit them.
+    The server runs in a process of its own: in this one, a store call that waits for
+    the server while holding the interpreter lock would wait for ever. The fake
+    credentials go to the environment, by variable name, as a deployment passes real
+    ones; the writers inherit them.
     """
+    import importlib.util
+    import socket
     import urllib.request
 
+    if importlib.util.find_spec("moto") is None:
+        raise LabileError("an s3 crash run needs moto's S3 server: pip install 'labile[test]'")
+    with socket.socket() as probe:  # a free loopback port for the server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
+                               "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
     try:
-        from moto.server import ThreadedMotoServer
-    except ImportError as exc:
-        raise LabileError("an s3 crash run needs moto's S3 server: "
-                          "pip install 'labile[test]'") from exc
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        req = urllib.request.Request(f"{endpoint}/labile-crash", method="PUT")
-        with urllib.request.urlopen(req, timeout=10):  # loopback only
-            pass
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                req = urllib.request.Request(f"{endpoint}/labile-crash", method="PUT")
+                with urllib.request.urlopen(req, timeout=10):  # loopback only
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise LabileError("moto's S3 server did not start") from None
+                time.sleep(0.2)
         os.environ.update(LABILE_CRASH_S3_KEY="testing", LABILE_CRASH_S3_SECRET="testing")
         yield {"path": f"s3://labile-crash/{prefix}",
                "storage_options": {"aws_endpoint": endpoint, "aws_region": "us-east-1",
@@ -351,4 +362,5 @@ def moto_s3(prefix: str) -> Iterator[dict[str, Any]]:
                "storage_options_env": {"aws_access_key_id": "LABILE_CRASH_S3_KEY",
                                        "aws_secret_access_key": "LABILE_CRASH_S3_SECRET"}}
     finally:
-        server.stop()
+        server.terminate()
+        server.wait()
