@@ -51,6 +51,12 @@ def test_an_unknown_operation_is_refused(tmp_path: Path) -> None:
         run_crash("bm25", 1, directory=tmp_path, op="vacuum")
 
 
+def test_the_command_names_the_operations_it_knows(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "crash", "--op", "vacuum"])
+    assert "forget-erase" in capsys.readouterr().err
+
+
 def test_the_command_refuses_zero_trials(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "crash", "--trials", "0"]) == 2
     assert "--trials must be at least 1" in capsys.readouterr().err
