@@ -357,8 +357,11 @@ def moto_s3(prefix: str) -> Iterator[dict[str, Any]]:
                 time.sleep(0.2)
         os.environ.update(LABILE_CRASH_S3_KEY="testing", LABILE_CRASH_S3_SECRET="testing")
         yield {"path": f"s3://labile-crash/{prefix}",
+               # moto's server has been seen to leave a request unanswered: time it out
+               # rather than wait for ever.
                "storage_options": {"aws_endpoint": endpoint, "aws_region": "us-east-1",
-                                   "allow_http": "true"},
+                                   "allow_http": "true", "timeout": "60s",
+                                   "connect_timeout": "10s"},
                "storage_options_env": {"aws_access_key_id": "LABILE_CRASH_S3_KEY",
                                        "aws_secret_access_key": "LABILE_CRASH_S3_SECRET"}}
     finally:
