@@ -25,6 +25,7 @@ from labile._context import PromptContext, estimate_tokens
 from labile._errors import (
     ConfigError,
     DuplicateComponentError,
+    HistoryNotErasedWarning,
     InputError,
     LabileError,
     LLMError,
@@ -71,13 +72,14 @@ SearchResult = RetrievalResult
 __all__ = [
     "HIT_SCHEMA", "MAX_BATCH_CHARS", "MAX_OBSERVATION_CHARS",
     "AddReport", "Answer", "AsyncMemory", "ConfigError",
-    "DuplicateComponentError", "Edge", "Feedback", "Hit", "InputError", "LLMError",
-    "LLMOutputError", "LabileError", "Layer", "Limits", "Memory", "MissingDependencyError", "Node",
-    "NodeFilter", "NodeKind", "Observation", "OperationReport", "Origin", "PipelineConfig",
-    "PluginLoadError", "Predicate", "PromptContext", "Query", "Reach", "RetrievalResult",
-    "SchemaError", "SearchResult", "StoreError", "UnknownComponentError", "chunk_observation",
-    "estimate_tokens", "hit_to_dict", "merge_tables", "node_validity", "plugins_disabled",
-    "preset_table", "read_toml", "resolve", "result_to_dict", "search_payload", "source_ids",
+    "DuplicateComponentError", "Edge", "Feedback", "HistoryNotErasedWarning", "Hit",
+    "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer", "Limits", "Memory",
+    "MissingDependencyError", "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport",
+    "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "PromptContext", "Query", "Reach",
+    "RetrievalResult", "SchemaError", "SearchResult", "StoreError", "UnknownComponentError",
+    "chunk_observation", "estimate_tokens", "hit_to_dict", "merge_tables", "node_validity",
+    "plugins_disabled", "preset_table", "read_toml", "resolve", "result_to_dict",
+    "search_payload", "source_ids",
 ]
 
 quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled

@@ -67,6 +67,12 @@ class StoreError(LabileError):
     """The store cannot be opened or written as asked."""
 
 
+class HistoryNotErasedWarning(UserWarning):
+    """A removal (forget, purge) is committed, but erasing the store's history after it
+    failed (a full disk, say): the removed rows stay in older versions until a later
+    erase or ``labile repair`` finishes it."""
+
+
 class LLMError(LabileError):
     """An LLM call failed for good (after the allowed retries)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ import attrs
 import pluggy
 
 from labile._config import PipelineConfig, plugins_disabled, read_toml, resolve
-from labile._errors import ConfigError, InputError
+from labile._errors import ConfigError, HistoryNotErasedWarning, InputError, StoreError
 from labile._limits import Limits
 from labile._logconfig import get_logger
 from labile._model import (
@@ -442,8 +443,8 @@ class Memory:
             counts["unknown"] = len(set(ids) - plan.forgotten_ids)
             if plan.forgotten:
                 self.reload_components()
-            if erase:
-                self.store.erase_history()
+            if erase and not self._erase_history():
+                counts["history_erased"] = False
         log.info("observations_forgotten", namespace=namespace, **counts)
         return counts
 
@@ -455,8 +456,25 @@ class Memory:
             self.store.purge(namespace)
             self.reload_components()
             if erase:
-                self.store.erase_history()
+                self._erase_history()
         log.info("namespace_purged", namespace=namespace)
+
+    def _erase_history(self) -> bool:
+        """Erase the store's history after a committed removal; whether it worked.
+
+        The removal stands whatever happens here, so a failure (a full disk) must not
+        tell the caller it failed: it is reported as a `HistoryNotErasedWarning` (and
+        logged), and ``labile repair`` or a later erase finishes the job.
+        """
+        try:
+            self.store.erase_history()
+        except StoreError as exc:
+            log.warning("history_erase_failed", error=str(exc)[:500])
+            warnings.warn(HistoryNotErasedWarning(
+                f"the removal is committed, but erasing the store's history failed: {exc}"),
+                stacklevel=3)
+            return False
+        return True
 
     @property
     def write_lock(self) -> threading.RLock:

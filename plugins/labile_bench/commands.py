@@ -288,9 +288,16 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
 
 def crash_options(p: argparse.ArgumentParser) -> None:
-    """``--preset``, ``--trials``, ``--seed``, ``--dir``, ``--embedder``, ``--json``."""
+    """``--preset``, ``--op``, ``--trials``, ``--s3``, ``--seed``, ``--dir``, ``--embedder``,
+    ``--json``."""
+    from labile_bench.crash_child import OPS
+
     p.add_argument("--preset", nargs="+", default=["realm"], help="presets to run")
-    p.add_argument("--trials", type=int, default=20, help="kills per preset")
+    p.add_argument("--op", nargs="+", default=["add"], choices=[*OPS, "all"],
+                   help="what the killed writer does after each batch (default: add only)")
+    p.add_argument("--trials", type=int, default=20, help="kills per preset and operation")
+    p.add_argument("--s3", action="store_true",
+                   help="on s3:// (moto's S3 server on loopback) instead of a local directory")
     p.add_argument("--seed", type=int, default=0, help="seed of the kill times")
     p.add_argument("--dir", help="where the stores go (default: a temporary directory)")
     p.add_argument("--embedder", default="hashing",
@@ -301,34 +308,40 @@ def crash_options(p: argparse.ArgumentParser) -> None:
 
 
 def run_crash_command(args: argparse.Namespace) -> int:
-    """Run `labile_bench.crash.run_crash` per preset; print a Markdown table (exit 1 on
-    any failure)."""
+    """Run `labile_bench.crash.run_crash` per preset and operation; print a Markdown table
+    (exit 1 on any failure)."""
+    import contextlib
     import sys
     import tempfile
 
-    from labile_bench.crash import run_crash
+    from labile_bench.crash import moto_s3, run_crash
+    from labile_bench.crash_child import OPS
 
     if args.trials < 1:
         raise LabileError(f"--trials must be at least 1, got {args.trials}")
     embedder = None if args.embedder == "preset" else args.embedder
+    ops = list(OPS) if "all" in args.op else list(dict.fromkeys(args.op))
     rows: list[dict[str, Any]] = []
     failures = 0
     with tempfile.TemporaryDirectory(prefix="labile-crash-") as scratch:
         root = Path(args.dir or scratch)
         for preset in args.preset:
-            tally = run_crash(preset, args.trials, directory=root, seed=args.seed,
-                              embedder=embedder,
-                              show_progress=False if args.no_progress else None)
-            row = tally.row()
-            if not rows:  # the table grows a row per preset, as each finishes
-                echo("| " + " | ".join(row) + " |")
-                echo("|" + "---|" * len(row))
-            rows.append(row)
-            echo("| " + " | ".join(str(v) for v in row.values()) + " |")
-            sys.stdout.flush()  # a long run shows each preset's row as it finishes
-            failures += tally.failures
-            for problem in tally.problems:
-                echo(f"{preset}: FAILED: {problem}")
+            for op in ops:
+                with (moto_s3(f"{preset}-{op}") if args.s3
+                      else contextlib.nullcontext()) as store:
+                    tally = run_crash(preset, args.trials, directory=root, seed=args.seed,
+                                      embedder=embedder, op=op, store=store,
+                                      show_progress=False if args.no_progress else None)
+                row = tally.row()
+                if not rows:  # the table grows a row per run, as each finishes
+                    echo("| " + " | ".join(row) + " |")
+                    echo("|" + "---|" * len(row))
+                rows.append(row)
+                echo("| " + " | ".join(str(v) for v in row.values()) + " |")
+                sys.stdout.flush()  # a long run shows each row as it finishes
+                failures += tally.failures
+                for problem in tally.problems:
+                    echo(f"{preset} {op}: FAILED: {problem}")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 1 if failures else 0

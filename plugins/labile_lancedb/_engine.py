@@ -42,6 +42,7 @@ from labile_lancedb._lease import object_store_for
 from labile_lancedb._location import is_object_uri, resolve
 from labile_lancedb._lock import WriterLock
 from labile_lancedb._locks import LocalLocks, ObjectLocks, StoreLocks
+from labile_lancedb._retry import retrying_read
 from labile_lancedb._spaces import SpaceCache
 from labile_lancedb._tables import (
     NS_KEY,
@@ -49,6 +50,7 @@ from labile_lancedb._tables import (
     ns_state,
     prepare_directory,
     temporary_directory,
+    version_gone,
 )
 from labile_lancedb._txn import OPEN_WAIT_S, Journal, Pending, Txn
 from labile_lancedb.config import LanceStoreConfig
@@ -134,7 +136,8 @@ class Engine:
         wait_s = min(self.config.lock_timeout_s, OPEN_WAIT_S)
         if meta.get("intent") and self._flock.try_acquire(wait_s):
             try:  # a dead writer of an older build: the whole store is undone
-                meta = self._journal.recover_legacy(tables.latest_meta())
+                with self._may_not_write("undoing a dead writer's batch"):
+                    meta = self._journal.recover_legacy(tables.latest_meta())
             finally:
                 self._flock.release()
         # One wait for all: namespaces whose writer is alive are not waited for one by one.
@@ -142,9 +145,10 @@ class Engine:
         dead = [k[len(NS_KEY):] for k in meta if k.startswith(NS_KEY)]
         for ns in [ns for ns in dead if ns_state(meta, ns).get("intent")]:
             left = max(0.0, deadline - time.monotonic())
-            meta = self._recover_at_open(ns, left) or meta
+            with self._may_not_write(f"undoing a dead writer's batch in {ns!r}"):
+                meta = self._recover_at_open(ns, left) or meta
         if tables.missing_indexes():  # a store from an older build may lack some
-            with self._flock.holding():
+            with self._may_not_write("adding missing indexes"), self._flock.holding():
                 tables.ensure_indexes()
         tables.pin_to(meta)
         self._legacy_seq = int(meta.get("next_seq", "1"))
@@ -153,6 +157,18 @@ class Engine:
         self._watcher.looked_now()
         log.debug("lancedb_store_opened", path=str(self.path), embedder=self.embedder_name,
                   dim=self.dim)
+
+    @contextmanager
+    def _may_not_write(self, what: str) -> Iterator[None]:
+        """Around the writes an open makes on the way (undoing a dead writer's batch,
+        adding indexes): one that fails (a full disk, a read-only mount) is logged and
+        left to the next writer, and the open goes on. Nothing is lost: a batch whose
+        undo failed keeps its intent, so readers read its namespace as it was before."""
+        try:
+            yield
+        except Exception as exc:
+            log.warning("lancedb_open_write_skipped", path=str(self.path), what=what,
+                        error=f"{type(exc).__name__}: {exc}"[:300])
 
     def _recover_at_open(self, namespace: str, wait_s: float) -> dict[str, str] | None:
         """Undo a dead writer's batch in ``namespace`` if its lock comes free within
@@ -212,13 +228,17 @@ class Engine:
         self.check_namespace(namespace)
         depth = getattr(self._reading, "depth", 0)
         if depth == 0:
-            with self.lock:
-                self.sync_external()
+            self._sync_for_read(namespace)
         self._reading.depth = depth + 1
         try:
             yield
         finally:
             self._reading.depth = depth
+
+    @retrying_read
+    def _sync_for_read(self, namespace: str) -> None:
+        with self.lock:
+            self.sync_external()
 
     def sync_external(self, *, force: bool = False) -> None:
         """Drop the caches of namespaces another process committed to since we last looked.
@@ -250,6 +270,32 @@ class Engine:
         self._legacy_seq = max(self._legacy_seq, int(meta.get("next_seq", "1")))
         tables.ann_trained_rows = int(meta.get("ann_trained_rows", "0"))
         tables.meta_version = version
+
+    def after_version_gone(self, namespace: str | None, attempt: int) -> None:
+        """A read failed because the versions it read were deleted (see
+        `labile_lancedb._retry`): re-read the pins from the newest ``meta`` and drop the
+        caches and handles that may name deleted versions; from the second failure on,
+        read ``namespace`` at the newest versions if no intent is open there.
+
+        Raises:
+            StoreError: inside this process's open batch (its caches hold writes not
+                committed yet, which a reload would lose).
+        """
+        txn = self.txn
+        if txn is not None and txn.owned_here():
+            raise StoreError(f"table versions of {self.path} were deleted under an open "
+                             "batch; leave the batch and retry")
+        with self.lock:
+            tables = self.tables
+            tables.drop_views()
+            tables.meta_table.checkout_latest()
+            self._reload(tables.meta_table.version)
+            if namespace is not None:
+                self.spaces.forget([namespace])
+                if attempt >= 1:
+                    tables.fall_back(namespace)
+            else:
+                self.spaces.clear()
 
     # -- transactions --------------------------------------------------------------------
     @contextmanager
@@ -454,8 +500,69 @@ class Engine:
         if txn is not None and txn.owned_here():
             raise StoreError("erase_history() called inside an open batch; leave the batch first")
         with self._txn_lock, self.lock:
-            erase_history(self)
+            try:
+                erase_history(self)
+            except StoreError:
+                raise
+            except Exception as exc:
+                raise StoreError(
+                    f"erasing the history of {self.path} failed ({type(exc).__name__}: "
+                    f"{exc}); every removal committed before it stands, and every "
+                    "table version a reader is pinned to is kept; run `labile repair` "
+                    "(or erase again) to finish") from exc
+            finally:
+                self.spaces.clear()
+
+    def repair_storage(self) -> dict[str, Any]:
+        """Bring a store left in any intermediate state back to a clean one: undo dead
+        writers' intents, move every pin to the newest versions (healing pins that name
+        deleted versions, as an older build's interrupted erase left them), and finish
+        an interrupted `erase_history`. Returns what it did.
+
+        Raises:
+            StoreError: the store is busy past ``lock_timeout_s``, or LanceDB failed.
+        """
+        from labile_lancedb._erase import erase_interrupted
+
+        self.check_usable()
+        txn = self.txn
+        if txn is not None and txn.owned_here():
+            raise StoreError("repair_storage() called inside an open batch; leave it first")
+        with self._txn_lock, self.lock, self._flock.holding():
+            tables = self.tables
+            tables.checkout_latest()
+            before = tables.latest_meta()
+            gone = sorted(ns for ns in self._namespace_rows(before)
+                          if not self._pins_exist(before, ns))
+            intents = sorted(ns for ns in self._namespace_rows(before)
+                             if ns_state(before, ns).get("intent"))
+            self._recover_all()
+            interrupted = erase_interrupted(tables.latest_meta())
+            if interrupted:
+                self.erase_history()
+            else:
+                tables.mark_committed()
             self.spaces.clear()
+        done = {"intents_undone": intents, "pins_healed": gone,
+                "erase_finished": interrupted}
+        log.info("lancedb_store_repaired", path=str(self.path), **done)
+        return done
+
+    @staticmethod
+    def _namespace_rows(meta: dict[str, str]) -> list[str]:
+        return [k[len(NS_KEY):] for k in meta if k.startswith(NS_KEY)]
+
+    def _pins_exist(self, meta: dict[str, str], namespace: str) -> bool:
+        st = ns_state(meta, namespace)
+        pinned = st.get("intent") or st.get("committed") or {}
+        for name, version in pinned.items():
+            try:
+                self.tables.open_at(name, version)
+            except Exception as exc:
+                if version_gone(exc):
+                    return False
+                raise
+        return True
 
     def uncommitted(self, namespace: str) -> Pending | None:
         """The open transaction's buffer for ``namespace``, if any (for reads)."""

@@ -37,8 +37,8 @@ from labile_lancedb.config import LanceStoreConfig
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["DATA_TABLES", "NS_KEY", "LanceTables", "disk_usage", "prepare_directory",
-           "temporary_directory"]
+__all__ = ["DATA_TABLES", "ERASE_PENDING", "NS_KEY", "LanceTables", "disk_usage",
+           "prepare_directory", "temporary_directory", "version_gone"]
 
 log = get_logger(__name__)
 
@@ -47,10 +47,16 @@ DATA_TABLES: Final = ("observations", "nodes", "edges")
 _ALL_TABLES: Final = (*DATA_TABLES, "meta")
 #: Prefix of a namespace's ``meta`` row (its intent, committed versions and ``seq``).
 NS_KEY: Final = "ns:"
+#: ``meta`` key set while `labile_lancedb._erase.erase_history` runs: a store showing
+#: it was left by an erase that never finished (``labile repair`` completes it).
+ERASE_PENDING: Final = "erase_pending"
 #: Attempts of a table commit that LanceDB refuses as a conflict with a concurrent one.
 _COMMIT_ATTEMPTS: Final = 6
 #: Versions kept by the compaction pass (its cleanup runs after the pins moved).
 _KEEP_ALL: Final = timedelta(days=36500)
+#: What LanceDB's errors say when a version, or a file of one, has been deleted.
+_GONE_SIGNS: Final = ("no longer exists", "Not found", "not found", "NotFound",
+                      "No such file or directory")
 #: Read handles pinned to older versions, kept per table.
 _VIEWS_KEPT: Final = 16
 
@@ -68,6 +74,13 @@ def retry_conflicts(what: str, op: Callable[[], Any]) -> Any:
             log.info("lancedb_commit_conflict_retry", what=what, attempt=attempt + 1)
             time.sleep(0.02 * 2 ** attempt * (0.5 + random.random()))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def version_gone(exc: BaseException) -> bool:
+    """Whether LanceDB raised ``exc`` because a table version (or a file of one) it was
+    asked to read has been deleted, by an erase or a cleanup in another process."""
+    text = str(exc)
+    return any(sign in text for sign in _GONE_SIGNS)
 
 
 def ns_state(meta: dict[str, str], namespace: str) -> dict[str, Any]:
@@ -151,6 +164,9 @@ class LanceTables:
         #: newest versions, which only this process writes for them.
         self.writers: set[str] = set()
         self._views: dict[tuple[str, int], Any] = {}
+        #: Per namespace, pinned versions found deleted with no intent open: its rows
+        #: are read at the newest versions until its pin moves (`fall_back`).
+        self._gone_pins: dict[str, dict[str, int]] = {}
 
     # -- opening ----------------------------------------------------------------------
     def connect(self) -> bool:
@@ -394,10 +410,36 @@ class LanceTables:
         if namespace in self.writers:
             return None
         st = self.states.get(namespace)
+        pinned: dict[str, int] | None = self._legacy
         if st:
-            pinned: dict[str, int] | None = st.get("intent") or st.get("committed")
-            return pinned
-        return self._legacy
+            pinned = st.get("intent") or st.get("committed")
+        if pinned is not None and self._gone_pins.get(namespace) == pinned:
+            return None
+        return pinned
+
+    def fall_back(self, namespace: str) -> bool:
+        """Read ``namespace`` at the newest versions from now on, because the versions its
+        pin names were found deleted; whether that is safe (no intent is open: nothing
+        half-written can be in the newest versions; a store left by an erase that died
+        before moving the pins, or by a cleanup past ``keep_versions_s``).
+
+        Only this process's reads change: nothing is written (``labile repair``
+        moves the pins for good). The fallback ends when the pin moves.
+        """
+        st = self.states.get(namespace, {})
+        if st.get("intent"):
+            return False
+        pinned = st.get("committed") if st else self._legacy
+        if pinned is None:
+            return False
+        log.warning("lancedb_pinned_version_gone", path=str(self.path), namespace=namespace,
+                    versions=pinned)
+        self._gone_pins[namespace] = pinned
+        return True
+
+    def drop_views(self) -> None:
+        """Drop the read handles on older versions (they may name deleted versions)."""
+        self._views.clear()
 
     def reader(self, name: str, namespace: str | None) -> Any:
         """The handle to read ``namespace``'s rows of table ``name`` from (at the version

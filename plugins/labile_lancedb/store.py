@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,7 @@ from labile_lancedb import _deferred, _erase, _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
 from labile_lancedb._engine import Engine
 from labile_lancedb._migrations import migrate
+from labile_lancedb._retry import retrying_read
 from labile_lancedb._search import SearchMode
 from labile_lancedb._stats import store_stats
 from labile_lancedb.config import LanceStoreConfig
@@ -71,6 +72,22 @@ from labile_lancedb.config import LanceStoreConfig
 __all__ = ["LanceStore", "LanceStoreConfig", "SearchMode", "migrate"]
 
 log = get_logger(__name__)
+
+
+#: What a failed removal leaves: its batch is rolled back with it.
+_UNDONE = "its batch is rolled back, nothing it removed is lost"
+
+
+@contextmanager
+def _engine_errors(what: str, outcome: str) -> Iterator[None]:
+    """Raise LanceDB's (and the OS's) errors escaping the block as `StoreError` saying
+    ``what`` failed and the ``outcome``, as a failed commit's already are."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"{what} failed ({type(exc).__name__}: {exc}); {outcome}") from exc
 
 
 class LanceStore:
@@ -207,6 +224,7 @@ class LanceStore:
                 p.obs[obs.id] = (clone(obs, namespace=namespace), self._engine.next_seq(namespace))
                 ids.add(obs.id)
 
+    @retrying_read
     def existing_observation_ids(self, namespace: str, ids: Iterable[str]) -> set[str]:
         """The subset of ``ids`` already in the log (from the per-namespace id cache)."""
         with self._lock:
@@ -214,6 +232,7 @@ class LanceStore:
             known = self._spaces.observation_ids(namespace)
             return {i for i in ids if i in known}
 
+    @retrying_read
     def get_observations(self, namespace: str, ids: Sequence[str]) -> list[Observation]:
         """Observations by id, in the order asked; unknown ids are left out."""
         with self._lock:
@@ -239,6 +258,7 @@ class LanceStore:
         return _rows.observations_from(self._lance.scan("observations", where,
                                                         namespace=namespace))
 
+    @retrying_read
     def iter_observations(self, namespace: str) -> Iterator[Observation]:
         """Every observation of the namespace, in insertion order."""
         with self._lock:
@@ -283,6 +303,7 @@ class LanceStore:
                 table.put(stored, seq)
                 p.nodes[node.id] = (stored, seq)
 
+    @retrying_read
     def get_nodes(self, namespace: str, ids: Sequence[str]) -> list[Node]:
         """Nodes by id, in the order asked; unknown ids are left out."""
         with self._lock:
@@ -290,6 +311,7 @@ class LanceStore:
             table = self._spaces.nodes(namespace)
             return [copy_node(n) for n in (table.get(i) for i in ids) if n is not None]
 
+    @retrying_read
     def iter_nodes(self, namespace: str, where: NodeFilter | None = None) -> Iterator[Node]:
         """Every node passing ``where``, in insertion order."""
         with self._lock:
@@ -300,6 +322,7 @@ class LanceStore:
             slots = np.flatnonzero(table.mask(where))
             return iter([copy_node(table.records[i]) for i in slots])
 
+    @retrying_read
     def count_nodes(self, namespace: str, where: NodeFilter | None = None) -> int:
         """How many nodes pass ``where``."""
         with self._lock:
@@ -335,6 +358,7 @@ class LanceStore:
                 graph.put(stored, seq)
                 p.edges[edge.id] = (stored, seq)
 
+    @retrying_read
     def get_edges(self, namespace: str, ids: Sequence[str]) -> list[Edge]:
         """Edges by id, in the order asked; unknown ids are left out."""
         with self._lock:
@@ -342,6 +366,7 @@ class LanceStore:
             records = self._spaces.edges(namespace).records
             return [clone(records[i]) for i in ids if i in records]
 
+    @retrying_read
     def edges_of(
         self,
         namespace: str,
@@ -379,12 +404,14 @@ class LanceStore:
                 edges = [e for e in edges if e.predicate in wanted]
             return [clone(e) for e in edges]
 
+    @retrying_read
     def iter_edges(self, namespace: str) -> Iterator[Edge]:
         """Every edge of the namespace, in insertion order."""
         with self._lock:
             self._engine.begin_read(namespace)
             return iter([clone(e) for e in self._spaces.edges(namespace).records.values()])
 
+    @retrying_read
     def count_edges(self, namespace: str) -> int:
         """How many edges the namespace has."""
         with self._lock:
@@ -392,6 +419,7 @@ class LanceStore:
             return len(self._spaces.edges(namespace))
 
     # -- search ----------------------------------------------------------------------------
+    @retrying_read
     def vector_search(
         self,
         namespace: str,
@@ -426,6 +454,7 @@ class LanceStore:
             return _search.vector_search(self._lance, namespace, table, q, k, where, mode,
                                          flush=lambda: self._engine.flush_if_owner(namespace))
 
+    @retrying_read
     def text_search(
         self, namespace: str, text: str, k: int, *, where: NodeFilter | None = None
     ) -> list[Scored]:
@@ -461,6 +490,7 @@ class LanceStore:
         return self._engine.build_ann_index()
 
     # -- lifecycle -----------------------------------------------------------------------
+    @retrying_read
     def namespaces(self) -> list[str]:
         """Every namespace that holds at least one row (uncommitted writes of an open batch too)."""
         with self._lock:
@@ -489,7 +519,8 @@ class LanceStore:
         """
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
-        with self.batch(namespace), self._lock:
+        with _engine_errors(f"removing records of {namespace!r} from {self.path}", _UNDONE), \
+                self.batch(namespace), self._lock:
             _erase.delete(self._engine, namespace, set(observation_ids), set(node_ids),
                           set(edge_ids))
 
@@ -497,7 +528,8 @@ class LanceStore:
         """Remove every row of ``namespace`` (earlier versions keep them, as for `delete`)."""
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
-        with self.batch(namespace), self._lock:
+        with _engine_errors(f"purging {namespace!r} from {self.path}", _UNDONE), \
+                self.batch(namespace), self._lock:
             _erase.purge(self._engine, namespace)
 
     def erase_history(self) -> None:
@@ -505,14 +537,24 @@ class LanceStore:
         remain, so removed rows are gone from disk (not inside a batch)."""
         self._engine.erase_history()
 
+    def repair_storage(self) -> dict[str, Any]:
+        """Bring a store left in any intermediate state (a writer or an erase killed at
+        any point, by this build or an older one) back to a clean one; returns what was
+        done: ``intents_undone`` and ``pins_healed`` (namespaces), ``erase_finished``.
+        Holds the store exclusively (``labile repair`` runs it)."""
+        return self._engine.repair_storage()
+
     def optimize(self) -> None:
         """Compact the tables, drop versions older than ``keep_versions_s``, and fold
         new rows into the full-text and vector indexes (retraining the vector index
         when the table has grown enough). Safe to call any time; inside a batch it
         runs when the transaction commits.
         """
-        self._engine.optimize()
+        with _engine_errors(f"optimizing {self.path}",
+                            "every record stands; the store is compacted on a later call"):
+            self._engine.optimize()
 
+    @retrying_read
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """Counts, table fragments, on-disk bytes and index state.
 

@@ -63,7 +63,7 @@ def test_is_a_deferred_store(tmp_path: Path) -> None:
 
 
 def test_writes_are_seen_at_once_and_committed_after_n_blocks(tmp_path: Path) -> None:
-    store = seeded(tmp_path / "m", deferred_commit_every=3, deferred_max_age_s=1e6)
+    store = seeded(tmp_path / "m", deferred_commit_every=3, deferred_max_age_s=86_400.0)
     for i, w in enumerate((0.5, 0.6)):
         with store.deferred(NS):
             store.upsert_edges(NS, [edge("a", "b", weight=w)])
@@ -186,7 +186,8 @@ from labile_lancedb.store import LanceStore
 
 path = sys.argv[1]
 store = LanceStore(LanceStoreConfig(path=path, deferred_commit_every=4,
-                                    deferred_max_age_s=1e6), N(embedder=N(name="test-emb", dim=16)))
+                                    deferred_max_age_s=8.64e4),
+                   N(embedder=N(name="test-emb", dim=16)))
 def w(value):
     with store.deferred("ns"):
         store.upsert_edges("ns", [Edge(id=edge_id("a", "rel", "b"), src="a", dst="b",
@@ -232,7 +233,7 @@ def test_reads_always_show_the_model_and_close_keeps_it(ops: list[tuple[str, tup
     """Whatever mix of deferred blocks (some failing), ordinary batches and flushes: reads
     show every successful write at once, and after close a new store holds exactly them."""
     with tempfile.TemporaryDirectory() as tmp:
-        store = seeded(Path(tmp) / "m", deferred_commit_every=3, deferred_max_age_s=1e6)
+        store = seeded(Path(tmp) / "m", deferred_commit_every=3, deferred_max_age_s=86_400.0)
         model = {AB: 1.0}
         for kind, (src, dst), w in ops:
             e = edge(src, dst, weight=w)
@@ -263,7 +264,7 @@ def test_a_batch_commits_only_its_own_namespaces_carried_edits(tmp_path: Path) -
     """Writers lock one namespace at a time, so namespace A's batch must not write what B's
     deferred blocks carry (B's writer and B's undo would not know of it); flush and close
     commit each namespace under its own batch."""
-    store = seeded(tmp_path / "m", deferred_commit_every=100, deferred_max_age_s=1e6)
+    store = seeded(tmp_path / "m", deferred_commit_every=100, deferred_max_age_s=86_400.0)
     with store.batch("other"):
         store.upsert_nodes("other", [node("a"), node("b")])
     for ns in (NS, "other"):
