@@ -30,5 +30,9 @@ def skip_or_fail(reason: str) -> None:
 
 def require_module(module: str, install: str) -> None:
     """Skip (or fail, see `skip_or_fail`) unless ``module`` can be imported."""
-    if importlib.util.find_spec(module) is None:
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:  # a dotted name whose parent package is missing
+        found = False
+    if not found:
         skip_or_fail(f"{module} is not installed ({install})")
