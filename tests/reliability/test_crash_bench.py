@@ -36,7 +36,7 @@ def test_a_writer_killed_while_it_erases_or_imports_leaves_a_sound_store(
 @pytest.mark.slow
 @pytest.mark.parametrize("op", OPS)
 def test_many_kills_of_every_operation(tmp_path: Path, op: str) -> None:
-    tally = run_crash("bm25", 20, directory=tmp_path, seed=7, op=op, show_progress=False)
+    tally = run_crash("bm25", 10, directory=tmp_path, seed=7, op=op, show_progress=False)
     assert (tally.failures, tally.problems) == (0, [])
     assert tally.in_op or op == "add"
 
