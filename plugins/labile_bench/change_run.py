@@ -41,7 +41,7 @@ from labile import Memory
 from labile.plugin import Observation, get_logger
 from labile_bench.change import DEFAULT_KS, KINDS, ChangeConversation, load_change
 from labile_bench.change_metrics import ChangeScorer
-from labile_bench.locomo_run import _with_store_path
+from labile_bench.locomo_run import _with_store_path, preset_log_path
 from labile_bench.metrics import percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
 
@@ -167,9 +167,7 @@ def run_change(
     with tempfile.TemporaryDirectory(prefix="labile-bench-change-") as tmp:
         base = Path(store_dir) if store_dir else Path(tmp)
         for preset in presets:
-            log_path = Path(log_dir) / f"change-{preset}.jsonl" if log_dir else None
-            if log_path:
-                log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path = preset_log_path(log_dir, "change", preset)
             log.info("bench_change_preset_start", preset=preset)
             out["presets"][preset] = run_preset(
                 preset, conversations, ks=ks, store_dir=base, log_path=log_path,

@@ -54,6 +54,16 @@ CATEGORIES: Final = (1, 2, 3, 4)
 QAHook = Callable[[Memory, Conversation, Any, Any], dict[str, Any]]
 
 
+def preset_log_path(log_dir: str | Path | None, dataset: str, preset: str) -> Path | None:
+    """``<log_dir>/<dataset>-<preset>.jsonl`` (its folder made), the per-question log that
+    `labile bench compare` reads; ``None`` when no ``log_dir`` is given."""
+    if not log_dir:
+        return None
+    path = Path(log_dir) / f"{dataset}-{preset}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _with_store_path(table: dict[str, Any], store_dir: Path | None, preset: str) -> bool:
     """Point a path-based store at ``store_dir/<preset>`` (a temp dir by default).
 
@@ -320,9 +330,7 @@ def run_locomo(
     with tempfile.TemporaryDirectory(prefix="labile-bench-") as tmp:
         base = Path(store_dir) if store_dir else Path(tmp)
         for preset in presets:
-            log_path = Path(log_dir) / f"locomo-{preset}.jsonl" if log_dir else None
-            if log_path:
-                log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path = preset_log_path(log_dir, "locomo", preset)
             hook = qa_hook_factory(preset) if qa_hook_factory else None
             log.info("bench_preset_start", preset=preset)
             out["presets"][preset] = run_preset(
