@@ -95,7 +95,7 @@ def test_parse_speakers_reads_pairs_and_refuses_bad_ones() -> None:
                          (["user=A", "user=B"], "given two names"),
                          ({"user": 3}, "must be strings")):
         with pytest.raises(InputError, match=message):
-            parse_speakers(bad)  # type: ignore[arg-type]
+            parse_speakers(bad)
 
 
 def _turn(i: int, speaker: str, text: str, **metadata: str) -> Observation:
@@ -153,4 +153,4 @@ def test_the_reader_names_speakers_and_keeps_the_openai_name_field(tmp_path: Pat
 
 def test_the_reader_refuses_a_bad_mapping() -> None:
     with pytest.raises(InputError, match="expected ROLE=NAME"):
-        ReadOptions(default_time=T0, tz=UTC, speakers=["user"])  # type: ignore[arg-type]
+        ReadOptions(default_time=T0, tz=UTC, speakers=["user"])
