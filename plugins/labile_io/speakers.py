@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -225,12 +226,48 @@ def stored_names(observations: Iterable[Observation]) -> dict[str, str]:
     """The role → name mapping that stored turns (in the order they were added) carry:
     for each role, the speaker of its latest named turn (a turn named as its own
     role undoes a name)."""
-    known: dict[str, str] = {}
+    return _current(_latest(observations))
+
+
+def _latest(observations: Iterable[Observation], into: dict[str, str] | None = None,
+            ) -> dict[str, str]:
+    """Each role's speaker on its latest named turn, a role named as itself included."""
+    known = {} if into is None else into
     for obs in observations:
         role = obs.metadata.get(ROLE_KEY)
         if isinstance(role, str) and obs.speaker:
             known[role.casefold()] = obs.speaker
-    return {role: name for role, name in known.items() if name.casefold() != role}
+    return known
+
+
+def _current(latest: Mapping[str, str]) -> dict[str, str]:
+    return {role: name for role, name in latest.items() if name.casefold() != role}
+
+
+# What a memory's namespaces were last seen to say: namespace -> (its observation count
+# then, `_latest` of its turns). Reading every stored turn per add would cost a
+# server a pass over the namespace per call (0.2-0.7 s at 10,000 turns); the count
+# (one cheap store call) tells when the pass must be made again: another writer's
+# add, a forget, or an add of this process that did not store what was expected.
+_SEEN: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, dict[str, str]]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _observation_count(stats: Mapping[str, Any]) -> int:
+    return int(stats.get("observations") or 0)
+
+
+def _remember(memory: Any, namespace: str, count: int, latest: dict[str, str],
+              named: Sequence[Observation], stored: set[str]) -> None:
+    """Note what the namespace will say once ``named`` (minus ``stored`` ids) is added."""
+    fresh = {o.id: o for o in named if o.id not in stored}
+    _SEEN.setdefault(memory, {})[namespace] = (count + len(fresh),
+                                              _latest(fresh.values(), dict(latest)))
+
+
+def _seen(memory: Any, namespace: str, count: int) -> dict[str, str] | None:
+    seen = _SEEN.get(memory, {}).get(namespace)
+    return seen[1] if seen is not None and seen[0] == count else None
 
 
 def name_with_stored(memory: Memory, namespace: str, observations: Sequence[Observation],
@@ -241,18 +278,25 @@ def name_with_stored(memory: Memory, namespace: str, observations: Sequence[Obse
     turns themselves say (see the module docstring).
 
     The stored turns are read only when a turn's speaker is a chat role the
-    caller did not name (one pass over the namespace's turns). Another process
-    adding to the namespace at the same moment may teach a name this call
-    does not see yet.
+    caller did not name, and then only when the namespace changed otherwise
+    than by this process's adds of what this function returned. Another
+    process adding to the namespace at the same moment may teach a name this
+    call does not see yet.
 
     Raises:
         InputError: ``speakers`` is malformed (see `parse_speakers`).
     """
     given = parse_speakers(speakers)
-    known: dict[str, str] = {}
-    if _unnamed_roles(observations, given) and namespace in memory.store.namespaces():
-        known = stored_names(memory.store.iter_observations(namespace))
-    return SpeakerNames(given=given, known=known).apply(observations)
+    if not _unnamed_roles(observations, given):
+        return SpeakerNames(given=given).apply(observations)
+    count = _observation_count(memory.store.stats(namespace))
+    latest = _seen(memory, namespace, count)
+    if latest is None:
+        latest = _latest(memory.store.iter_observations(namespace)) if count else {}
+    named = SpeakerNames(given=given, known=_current(latest)).apply(observations)
+    stored = memory.store.existing_observation_ids(namespace, [o.id for o in named])
+    _remember(memory, namespace, count, latest, named, stored)
+    return named
 
 
 async def name_with_stored_async(
@@ -261,11 +305,17 @@ async def name_with_stored_async(
 ) -> list[Observation]:
     """`name_with_stored` for an `AsyncMemory` (the MCP and HTTP servers)."""
     given = parse_speakers(speakers)
-    known: dict[str, str] = {}
-    if _unnamed_roles(observations, given):
-        page = await memory.list(namespace, limit=sys.maxsize)
-        known = stored_names(page.items)
-    return SpeakerNames(given=given, known=known).apply(observations)
+    if not _unnamed_roles(observations, given):
+        return SpeakerNames(given=given).apply(observations)
+    count = _observation_count((await memory.stats(namespace))["store"])
+    latest = _seen(memory.memory, namespace, count)
+    if latest is None:
+        latest = _latest((await memory.list(namespace, limit=sys.maxsize)).items) \
+            if count else {}
+    named = SpeakerNames(given=given, known=_current(latest)).apply(observations)
+    stored = {o.id for o in await memory.get(namespace, [o.id for o in named])}
+    _remember(memory.memory, namespace, count, latest, named, stored)
+    return named
 
 
 def _unnamed_roles(observations: Sequence[Observation], given: Mapping[str, str]) -> bool:

@@ -138,3 +138,23 @@ def test_a_file_without_any_time_is_dated_by_timestamp_as_before(
                            str(_jsonl(tmp_path / "a.jsonl", rows)))
     assert code == 0 and "without a time" not in err
     assert {t.timestamp.isoformat() for t in cli.turns()} == {"2024-03-01T09:00:00+00:00"}
+
+
+def test_names_and_content_ids_survive_export_and_import(
+        cli: Cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _jsonl(tmp_path / "a.jsonl", LOG)
+    cli.add(str(log))
+    dump = tmp_path / "u.jsonl"
+    common = ["-c", str(cli.cfg), "--path", cli.path]
+    assert main(["export", *common, "-n", "u", "-o", str(dump)]) == 0
+    assert main(["import", *common, "-n", "v", str(dump)]) == 0
+    capsys.readouterr()
+    code = main(["add", *common, "-n", "v", str(log)])  # the same log: nothing new
+    out, _ = capsys.readouterr()
+    assert code == 0 and out.startswith("added 0, already stored 5")
+    later = _jsonl(tmp_path / "b.jsonl", [{"role": "user", "content": "I run daily.",
+                                           "timestamp": "2025-02-01"}])
+    assert main(["add", *common, "-n", "v", str(later)]) == 0
+    with Memory.open(cli.cfg, path=cli.path) as memory:
+        said = {o.text: o.speaker for o in memory.list("v", limit=100).items}
+    assert said["I run daily."] == "Elena" and said["Hi! I'm Elena."] == "Elena"

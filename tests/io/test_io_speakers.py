@@ -154,3 +154,25 @@ def test_the_reader_names_speakers_and_keeps_the_openai_name_field(tmp_path: Pat
 def test_the_reader_refuses_a_bad_mapping() -> None:
     with pytest.raises(InputError, match="expected ROLE=NAME"):
         ReadOptions(default_time=T0, tz=UTC, speakers=["user"])
+
+
+def test_the_namespace_remembers_names_and_a_forget_or_another_writer_is_seen() -> None:
+    from labile import Memory
+    from labile_io.speakers import name_with_stored
+
+    config = {"preset": "bm25", "store": {"type": "memory"}, "embedder": {"type": "hashing"}}
+    with Memory.open(config) as memory:
+        def add(i: int, text: str, speaker: str = "user") -> str | None:
+            [obs] = name_with_stored(memory, "ns", [_turn(i, speaker, text)])
+            memory.add([obs], namespace="ns")
+            return obs.speaker
+
+        assert add(0, "Hi, I'm Elena!") == "Elena"
+        assert add(1, "I run.") == "Elena"           # learned from the stored turns
+        memory.forget("ns", ["t0", "t1"])            # the turns that named her: gone
+        assert add(2, "I swim.") == "user"
+        # a turn stored behind this function's back (another process, say) is read too
+        memory.add([_turn(3, "Kim", "hello", role="user")], namespace="ns")
+        assert add(4, "I cycle.") == "Kim"
+        assert add(5, "Call me Jo.") == "Jo"
+        assert add(6, "bye", "user") == "Jo"
