@@ -138,9 +138,10 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
         "Re-sending a turn with the same id (or the same role, content and time, if "
         "given) adds nothing; 'speakers' names who the roles are. Returns the ids added. "
         f"{ns_help}"),
-        # Not idempotent as a whole: a turn sent without a time is dated now, afresh.
+        # Idempotent: a turn's id never depends on when it arrives (a defaulted time is
+        # not part of a derived id), so the same call again adds nothing.
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                    idempotent_hint=False, open_world_hint=False))
+                                    idempotent_hint=True, open_world_hint=False))
     server.add_tool(search_memory, description=(
         "Search the memory. Returns up to k hits, best first: the remembered text, when "
         "it was said and what time it is about, whether it is still current, how it was "

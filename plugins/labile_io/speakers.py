@@ -64,7 +64,7 @@ _NOT_NAMES: Final = wordset(
     going coming trying thinking gonna looking feeling getting doing being moving
     working starting planning leaving staying bored curious afraid scared worried
     proud grateful thankful blessed lucky stuck lost confused serious kidding joking
-    exhausted stressed ready yours yours truly mr mrs ms dr
+    exhausted stressed yours mr mrs ms dr
     """
 )
 _MONTHS: Final = frozenset(MONTH_NUMBERS)
@@ -73,7 +73,7 @@ _NAME_WORD = r"[^\W\d_]+(?:['’\-][^\W\d_]+)*"
 # A self-introduction: the cue, then one to three words that may be a name.
 _INTRO = re.compile(
     r"(?:\b(?P<weak>I\s*['’]?\s*m|I\s+am)|(?P<strong>\bmy\s+name\s*(?:['’]s|is)|\bcall\s+me))"
-    rf"\s+(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})",
+    rf"\s+(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}})",
     re.IGNORECASE,
 )
 
@@ -119,10 +119,10 @@ def introduced_name(text: str) -> str | None:
 
 
 def _name_after(match: re.Match[str], text: str) -> str | None:
-    found = match.group("name").split()
-    lenient = bool(match.group("strong")) and match.group("strong").casefold().startswith("my")
+    words = list(re.finditer(r"\S+", match.group("name")))
+    lenient = (match.group("strong") or "").casefold().startswith("my")
     taken: list[str] = []
-    for word in found:
+    for word in (w.group() for w in words):
         if re.search(r"['’]s$", word):  # "I'm Elena's sister": someone else's name
             return None
         candidate = word[:1].upper() + word[1:] if lenient and word.islower() else word
@@ -131,13 +131,13 @@ def _name_after(match: re.Match[str], text: str) -> str | None:
         taken.append(candidate)
     if not taken:
         return None
-    end = match.start("name") + len(" ".join(found[:len(taken)]))
-    after = text[end:]
-    if len(taken) == len(found) and len(found) == 3 and re.match(r"\s+[A-Z]", after):
-        return None  # a longer capitalised run: Title Case, not a name
-    nxt = re.match(r"\s+(\S+)", after)
-    if nxt and len(taken) < len(found) and nxt.group(1)[:1].isupper() and not lenient:
-        return None  # "I'm Going To Rome": the run goes on in capitals
+    if lenient:
+        return " ".join(taken)
+    # Title Case ("I'm Really Happy Today", "I'm Going To Rome"): the capitalised run
+    # goes on past the words taken, so they are not a name.
+    after = text[match.start("name") + words[len(taken) - 1].end():]
+    if re.match(r"[ \t]+[A-Z]", after):
+        return None
     return " ".join(taken)
 
 

@@ -38,6 +38,7 @@ T0 = datetime(2025, 1, 5, 10, tzinfo=UTC)
     ("My name's Elena Ruiz.", "Elena Ruiz"),
     ("You can call me Liz.", "Liz"),
     ("Hi, I'm Elena. I'm tired today.", "Elena"),
+    ("Hi I'm Elena\nWhat should I cook tonight?", "Elena"),
     ("I'm tired", None),
     ("I'm Tired", None),
     ("I'm Going to Rome", None),
