@@ -134,11 +134,11 @@ async def add(request: Request) -> Response:
         batch = messages_to_observations(items, now=datetime.now(UTC))
     if not batch:
         raise ApiError(400, "nothing to add: the request holds no turn", given[0])
-    batch = await name_with_stored_async(ctx.amem, ns, batch, speakers)
     if len(batch) > ctx.policy.max_messages:
         raise ApiError(413, f"{len(batch)} turns in one request; this server accepts at most "
                        f"{ctx.policy.max_messages} (--max-messages): send them in parts",
                        given[0])
+    batch = await name_with_stored_async(ctx.amem, ns, batch, speakers)
     report = await ctx.amem.add(batch, namespace=ns)
     log.info("http_add namespace=%s added=%d already=%d", ns, len(report.added),
              len(report.skipped_existing))
