@@ -92,3 +92,16 @@ def test_an_unknown_path_is_not_found(tmp_path: Path, capsys: pytest.CaptureFixt
     code, _, err = run(capsys, "retain", "--path", str(tmp_path / "nothing"), "-n", "u",
                        "--unused-days", "3")
     assert code == 1 and "not found" in err
+
+
+def test_search_shows_hidden_memories_only_when_asked(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "retain", "--path", store, "-n", "u", "--unused-days", "90",
+               "--now", NOW)[0] == 0
+    code, out, _ = run(capsys, "search", "--path", store, "-n", "u", "pottery class Lisbon")
+    assert code == 0 and "pottery" not in out and "hidden by retention" not in out
+    code, out, _ = run(capsys, "search", "--path", store, "-n", "u", "--include-hidden",
+                       "pottery class Lisbon")
+    assert code == 0 and "pottery" in out
+    assert f"hidden by retention since {NOW}: unused" in out
