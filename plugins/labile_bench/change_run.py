@@ -17,6 +17,7 @@ The JSON summary (``--json``) has a versioned schema (`SCHEMA_VERSION`)::
                         "ingest_turns_per_s": float, "turns": int, "future_seen": int,
                         "query_ms": {"p50", "p95"}}}}
 
+A ``PRESET+retain`` run (``--retain``) adds ``"retention": {"policy", "hidden"}``.
 Metrics are percentages; ``stale_first@5`` is defined on current questions
 only (``n_stale`` of them). ``future_seen`` counts the questions whose top ``k``
 held a turn said after they were asked: a memory searched ``as_of`` a time
@@ -77,8 +78,8 @@ def run_preset(
 ) -> dict[str, Any]:
     """Ingest every conversation with ``preset``, ask its questions; return the summary.
 
-    With ``retention``, the policy is applied to each conversation after it is
-    ingested, at the time of its last question (`labile_bench.retention_run`)."""
+    With ``retention``, once every conversation is ingested the policy is applied
+    to each, at the time of its last question (`labile_bench.retention_run`)."""
     table: dict[str, Any] = {"preset": preset, **(config_overrides or {})}
     _with_store_path(table, store_dir, preset)
     scorer = ChangeScorer(ks=ks)

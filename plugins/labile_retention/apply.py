@@ -14,7 +14,7 @@ nothing twice (hidden nodes are not planned again).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
@@ -207,7 +207,3 @@ def _reload(memory: Memory, changed: bool) -> None:
     if changed:
         memory.reload_components()
 
-
-def hidden_ids(nodes: Iterable[Node]) -> set[str]:
-    """Ids of the nodes among ``nodes`` that a policy hid."""
-    return {n.id for n in nodes if n.kind not in _NEVER and HIDDEN_AT in n.attrs}
