@@ -7,7 +7,8 @@
 
 Prints one line per node hidden (or, with ``--dry-run``, that would be) and
 why, then the counts; ``--json`` prints the report as JSON instead. Exits 0;
-a bad option or a namespace with no policy exits with the usage status.
+2 for a bad option or a namespace with no saved policy; 1 for a store or a
+namespace that does not exist.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from labile.plugin import InputError, add_memory_options, echo, open_memory
+from labile.plugin import InputError, add_memory_options, echo, open_memory, require_namespace
 from labile_retention.apply import (
     REASONS,
     RetentionReport,
@@ -42,7 +43,7 @@ def retain_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--namespace", "-n", required=True, help="the namespace to apply it to")
     for rule, what in (("unused", "learned and not used for more than DAYS days"),
                        ("superseded", "replaced more than DAYS days ago"),
-                       ("small-talk", "small talk older than DAYS days (0: all)")):
+                       ("small-talk", "of small talk older than DAYS days (0: all)")):
         p.add_argument(f"--{rule}-days", type=int, metavar="DAYS", default=None,
                        help=f"hide memories {what} (default: off, or the saved policy)")
     p.add_argument("--save", action="store_true",
@@ -95,6 +96,7 @@ def run_retain(args: argparse.Namespace) -> int:
     if args.reason and not args.restore:
         raise InputError("--reason is for --restore")
     with open_memory(args, create=False) as memory:
+        require_namespace(memory, args.namespace)  # a mistyped name is not an empty memory
         if args.restore:
             report = restore_hidden(memory, args.namespace, reasons=args.reason,
                                     dry_run=args.dry_run)

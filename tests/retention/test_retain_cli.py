@@ -88,10 +88,15 @@ def test_bad_input_exits_2_naming_the_problem_and_keeps_the_store(
     assert _visible(store, "u") == {f"t{i}" for i in range(6)}
 
 
-def test_an_unknown_path_is_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_path_or_namespace_is_not_found(
+    store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(capsys, "retain", "--path", str(tmp_path / "nothing"), "-n", "u",
                        "--unused-days", "3")
     assert code == 1 and "not found" in err
+    code, _, err = run(capsys, "retain", "--path", store, "-n", "uu", "--unused-days", "3",
+                       "--save")
+    assert code == 1 and "no namespace 'uu'" in err and "'u'" in err
 
 
 def test_search_shows_hidden_memories_only_when_asked(
