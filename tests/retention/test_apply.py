@@ -120,35 +120,47 @@ def test_use_recorded_by_reconsolidation_keeps_a_memory() -> None:
 
 
 @st.composite
-def _cases(draw: st.DrawFn) -> tuple[list[int], list[int], RetentionPolicy]:
-    ages = draw(st.lists(st.integers(0, 400), min_size=1, max_size=6))
-    other = draw(st.lists(st.integers(0, 400), min_size=1, max_size=4))
+def _cases(draw: st.DrawFn) -> tuple[str, list[int], list[int], RetentionPolicy]:
+    preset = draw(st.sampled_from(sorted(_SHARED)))
+    ages = draw(st.lists(st.integers(0, 399), min_size=1, max_size=6))
+    other = draw(st.lists(st.integers(0, 399), min_size=1, max_size=4))
     days = st.none() | st.integers(0, 450)
     policy = RetentionPolicy(unused_days=draw(days), small_talk_days=draw(days),
                              superseded_days=draw(days))
-    return ages, other, policy
+    return preset, ages, other, policy
 
 
-_SHARED = open_memory()
+#: One memory per preset for every example (a fresh pair of namespaces each time):
+#: one evidence unit per turn with All-Mem's visibility flag, one node per turn without.
+_SHARED = {preset: open_memory(preset) for preset in ("allmem", "bm25")}
 _RUN = iter(range(10**9))
+_QUERY = "pottery Lisbon hiking Porto thanks"
+
+
+def _ranked(memory: Memory, namespace: str, **kw: object) -> list[str]:
+    return [h.node.id for h in memory.search(_QUERY, namespace=namespace, k=50,
+                                             **kw).hits]  # type: ignore[arg-type]
 
 
 @settings(max_examples=30)
 @given(_cases())
 def test_retention_never_destroys_never_leaks_is_idempotent_and_restores_exactly(
-    case: tuple[list[int], list[int], RetentionPolicy],
+    case: tuple[str, list[int], list[int], RetentionPolicy],
 ) -> None:
     """Property: after applying any policy, every node of the namespace is still stored,
-    equal to before but for the two marks, readable by id and found by search with
-    include_hidden; nodes of another namespace are untouched; a second apply changes
-    nothing; and a restore gives back exactly the nodes as they were."""
-    ages, other_ages, policy = case
+    equal to before but for the two marks, and readable by id; a search with
+    include_hidden, or as of a time before the policy ran, ranks exactly as before
+    it; nodes of another namespace are untouched; a second apply changes nothing;
+    and a restore gives back exactly the nodes as they were."""
+    preset, ages, other_ages, policy = case
     run = next(_RUN)
     ns, other = f"p{run}", f"q{run}"
-    memory = _SHARED
+    memory = _SHARED[preset]
     memory.add(turns("t", ages), namespace=ns)
     memory.add(turns("o", other_ages), namespace=other)
     before, before_other = snapshot(memory, ns), snapshot(memory, other)
+    earlier = NOW - timedelta(seconds=1)  # every turn was said by then (ages < 400 days)
+    ranked, ranked_then = _ranked(memory, ns), _ranked(memory, ns, as_of=earlier)
     report = apply_retention(memory, ns, policy, now=NOW)
     after = snapshot(memory, ns)
     assert set(after) == set(before) and snapshot(memory, other) == before_other
@@ -159,8 +171,9 @@ def test_retention_never_destroys_never_leaks_is_idempotent_and_restores_exactly
         assert (kind, content, visible, sources, start, node_attrs) == before[nid]
         assert bool(marks) == (nid in hidden)
     assert [n.id for n in memory.get_nodes(ns, sorted(hidden))] == sorted(hidden)
-    assert not hidden & {h.node.id for h in memory.search(
-        "pottery Lisbon hiking Porto thanks", namespace=ns, k=50).hits}
+    assert not hidden & set(_ranked(memory, ns))
+    assert _ranked(memory, ns, include_hidden=True) == ranked
+    assert _ranked(memory, ns, as_of=earlier) == ranked_then
     assert apply_retention(memory, ns, policy, now=NOW).hidden == ()
     assert snapshot(memory, ns) == after
     restore_hidden(memory, ns)
