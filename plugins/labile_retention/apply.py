@@ -117,9 +117,13 @@ def apply_retention(memory: Memory, namespace: str, policy: RetentionPolicy | No
     (default: the current time), in one batch; ``dry_run`` only plans.
 
     Raises:
-        InputError: no policy given and none saved, a naive ``now``, a bad namespace.
+        InputError: no policy given and none saved, a policy that is not a
+            `RetentionPolicy`, a naive ``now``, a bad namespace.
     """
     check_namespace(namespace)
+    if policy is not None and not isinstance(policy, RetentionPolicy):
+        raise InputError("policy must be a RetentionPolicy (RetentionPolicy.from_mapping "
+                         f"reads a table), got {type(policy).__name__}")
     now = _check_now(now)
     with memory.write_lock:
         policy = policy if policy is not None else saved_policy(memory.store, namespace)

@@ -90,6 +90,8 @@ def test_restore_by_reason_and_the_saved_policy() -> None:
     assert snapshot(memory, "u") == before
     with pytest.raises(InputError, match="unknown retention reason.*the reasons are superseded"):
         restore_hidden(memory, "u", reasons=["old"])
+    with pytest.raises(InputError, match="policy must be a RetentionPolicy"):
+        apply_retention(memory, "u", {"unused_days": 1})  # type: ignore[arg-type]
     with pytest.raises(InputError, match="timezone-aware"):
         apply_retention(memory, "u", RetentionPolicy(unused_days=1), now=NOW.replace(tzinfo=None))
 
