@@ -35,6 +35,7 @@ import attrs
 from labile.plugin import Deps, NoConfig, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
+from labile_realm.construct.passages import cut, passage_units
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
@@ -66,6 +67,12 @@ class OfflineExtractionConfig:
         context_chars: Longest quoted question kept in a reply's description.
         clauses: Propose cause and effect units for causal links the turn
             states (`labile_realm.construct.clauses`).
+        document_chars: A turn longer than this many characters is built as a
+            document (`labile_realm.construct.passages`): its opening up to this
+            length is analysed as a turn, the rest stored as passages. LoCoMo's
+            longest turn is under 1,000 characters.
+        passage_chars: Longest passage of a document, about what an embedding
+            model reads (256 tokens).
     """
 
     facts: bool = True
@@ -74,6 +81,8 @@ class OfflineExtractionConfig:
     max_keywords: int = 6
     context_chars: int = 200
     clauses: bool = True
+    document_chars: int = attrs.field(default=20_000, validator=attrs.validators.ge(1))
+    passage_chars: int = attrs.field(default=1_000, validator=attrs.validators.ge(1))
 
 
 @attrs.define(kw_only=True)
@@ -155,6 +164,18 @@ class OfflineUnitExtractor:
         Returns:
             The units (event first), the questions the turn asks and its terms.
         """
+        text = obs.text or ""
+        if len(text) <= self.config.document_chars:
+            return self._extract_turn(obs, state)
+        # Document mode (`labile_realm.construct.passages`): the opening as a turn.
+        (_, end), *_ = cut(text, 0, self.config.document_chars)
+        out = self._extract_turn(attrs.evolve(obs, text=text[:end]), state)
+        event = out.units[0] if out.units and out.units[0].kind == EVENT else None
+        out.units.extend(passage_units(obs, event, end, self.config.passage_chars,
+                                       date_phrase(obs.timestamp)))
+        return out
+
+    def _extract_turn(self, obs: Observation, state: ConversationState) -> Extraction:
         cfg = self.config
         text = obs.text or ""
         caption = _caption(obs)
