@@ -25,6 +25,7 @@ import hashlib
 import itertools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 import attrs
@@ -172,16 +173,18 @@ class HashingEmbedder:
         float64 adds them exactly: the sum is the same in any order (summing per word,
         then per bigram, gives the vector summing `_features` in its order gives).
         """
+        # Per distinct word and bigram, times its count: counting runs in C, and a
+        # passage of prose repeats a third of its words.
         buckets: list[int] = []
         values: list[float] = []
-        for w in words:
+        for w, count in Counter(words).items():
             b, v = _word_buckets(w, self.dim)
             buckets.extend(b)
-            values.extend(v)
-        for a, b2 in itertools.pairwise(words):
+            values.extend(v if count == 1 else [x * count for x in v])
+        for (a, b2), count in Counter(itertools.pairwise(words)).items():
             h = _feature_hash(f"b:{a} {b2}")
             buckets.append(h % self.dim)
-            values.append(-_BIGRAM_WEIGHT if h >> 63 else _BIGRAM_WEIGHT)
+            values.append((-_BIGRAM_WEIGHT if h >> 63 else _BIGRAM_WEIGHT) * count)
         if not buckets:
             return np.zeros(self.dim, dtype=np.float64)
         return np.bincount(np.asarray(buckets, dtype=np.intp),
