@@ -125,7 +125,7 @@ def _reference_row(text: str, dim: int) -> np.ndarray:
 
 
 # Few distinct pieces, so words, bigrams and buckets repeat within a text.
-_TEXT = st.lists(st.sampled_from(list("ab cé\u0301Ｆ1_.\n") + ["cat", "the ", "ß"]),
+_TEXT = st.lists(st.sampled_from([*"ab cé\u0301Ｆ1_.\n", "cat", "the ", "ß"]),
                  max_size=80).map("".join)
 
 

@@ -43,8 +43,8 @@ def cut(text: str, start: int, most: int) -> list[tuple[int, int]]:
     """``text[start:]`` as consecutive ``(s, e)`` spans of at most ``most`` characters.
 
     Contract: the spans tile ``text[start:]`` exactly, in order; each ends after
-    the last line break in its window, else after the last space or tab, else
-    at ``most`` characters; linear in the length of the text (each search reads
+    the last line break in the second half of its window, else after the last
+    space or tab, else at ``most`` characters; linear in the length of the text (each search reads
     one window). Blank spans are dropped by `passage_units`, not here.
     """
     if most < 1:
@@ -54,7 +54,9 @@ def cut(text: str, start: int, most: int) -> list[tuple[int, int]]:
     while start < n:
         stop = min(start + most, n)
         if stop < n:
-            brk = text.rfind("\n", start + 1, stop)
+            # A line break in the second half of the window, else the last blank: never
+            # a sliver of a passage because a line ended early.
+            brk = text.rfind("\n", start + max(1, most // 2), stop)
             if brk < 0:
                 brk = max(text.rfind(" ", start + 1, stop), text.rfind("\t", start + 1, stop))
             if brk > start:
