@@ -11,17 +11,19 @@ from __future__ import annotations
 import itertools
 import random
 from datetime import timedelta
+from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from realm_helpers import T0
 
 from labile import Limits, Memory
-from labile.plugin import NodeFilter, Observation
+from labile.plugin import Node, NodeFilter, Observation
 from labile_realm.construct.extract_offline import OfflineExtractionConfig, OfflineUnitExtractor
 from labile_realm.construct.passages import PASSAGE_KEY, cut
-from labile_realm.construct.units import ConversationState
+from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import COMPRISES, EVENT
 
 _WORDS = ("the", "committee", "reviewed", "quarterly", "ledger", "figures", "while", "river",
@@ -52,7 +54,7 @@ def _memory(size: int, **extraction: int) -> Memory:
                                             batch_chars=max(size + 1_000, 2_000_000)))
 
 
-def _passages(mem: Memory, ns: str) -> list:
+def _passages(mem: Memory, ns: str) -> list[Node]:
     return [n for n in mem.store.iter_nodes(ns, NodeFilter(kinds={EVENT}))
             if PASSAGE_KEY in n.attrs]
 
@@ -77,8 +79,8 @@ def test_cut_refuses_a_non_positive_length() -> None:
         cut("abc", 0, 0)
 
 
-def _extract(text: str, **config: int) -> list:
-    units = OfflineUnitExtractor(OfflineExtractionConfig(**config))
+def _extract(text: str, **config: Any) -> list[Unit]:
+    units = OfflineUnitExtractor(attrs.evolve(OfflineExtractionConfig(), **config))
     obs = Observation(id="doc", text=text, speaker="Anna", timestamp=T0, session="1")
     return units.extract(obs, ConversationState()).units
 
