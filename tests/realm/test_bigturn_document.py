@@ -11,9 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from datetime import timedelta
-from typing import Any
 
-import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,8 +19,8 @@ from realm_helpers import T0
 
 from labile import Limits, Memory
 from labile.plugin import Node, NodeFilter, Observation
-from labile_realm.construct.extract_offline import OfflineExtractionConfig, OfflineUnitExtractor
-from labile_realm.construct.passages import PASSAGE_KEY, cut
+from labile_realm.construct.extract_offline import OfflineUnitExtractor
+from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, PASSAGE_KEY, cut
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import COMPRISES, EVENT
 
@@ -45,11 +43,8 @@ def filler(chars: int, seed: int = 0) -> str:
     return "".join(out)
 
 
-def _memory(size: int, **extraction: int) -> Memory:
-    table: dict[str, object] = {"preset": "realm", "store": {"type": "memory"},
-                                "embedder": {"type": "hashing"}}
-    if extraction:
-        table["extractor"] = {"extraction": extraction}
+def _memory(size: int) -> Memory:
+    table = {"preset": "realm", "store": {"type": "memory"}, "embedder": {"type": "hashing"}}
     return Memory.open(table, limits=Limits(observation_chars=size + 1_000,
                                             batch_chars=max(size + 1_000, 2_000_000)))
 
@@ -79,8 +74,8 @@ def test_cut_refuses_a_non_positive_length() -> None:
         cut("abc", 0, 0)
 
 
-def _extract(text: str, **config: Any) -> list[Unit]:
-    units = OfflineUnitExtractor(attrs.evolve(OfflineExtractionConfig(), **config))
+def _extract(text: str, **sizes: int) -> list[Unit]:
+    units = OfflineUnitExtractor(None, **sizes)
     obs = Observation(id="doc", text=text, speaker="Anna", timestamp=T0, session="1")
     return units.extract(obs, ConversationState()).units
 
@@ -116,12 +111,12 @@ def test_a_longer_turn_is_its_opening_plus_passages_that_tile_the_rest() -> None
 
 
 def test_passages_are_stored_linked_and_never_neighbours_of_later_turns() -> None:
-    text = filler(3_000) + NEEDLE + " " + filler(3_000, seed=2)
-    mem = _memory(len(text), document_chars=1_000, passage_chars=250)
+    text = filler(DOCUMENT_CHARS + 5_000) + NEEDLE + " " + filler(5_000, seed=2)
+    mem = _memory(len(text))
     mem.add([Observation(id="doc", text=text, speaker="Anna", timestamp=T0, session="1")],
             namespace="n")
     passages = {n.id: n for n in _passages(mem, "n")}
-    assert len(passages) >= 20
+    assert len(passages) >= 10_000 // PASSAGE_CHARS
     for node in passages.values():
         place = node.attrs[PASSAGE_KEY]
         assert text[place["start"]:place["end"]] == node.content
@@ -151,3 +146,4 @@ def test_a_fact_in_the_middle_of_a_megabyte_message_is_found() -> None:
     place = found[0].node.attrs[PASSAGE_KEY]
     assert place["start"] <= len(half) < place["end"]
     assert found[0].node.sources == ("big",)
+    assert found[0].node.embedding is not None

@@ -35,7 +35,7 @@ import attrs
 from labile.plugin import Deps, NoConfig, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
-from labile_realm.construct.passages import cut, passage_units
+from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, cut, passage_units
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
@@ -67,12 +67,6 @@ class OfflineExtractionConfig:
         context_chars: Longest quoted question kept in a reply's description.
         clauses: Propose cause and effect units for causal links the turn
             states (`labile_realm.construct.clauses`).
-        document_chars: A turn longer than this many characters is built as a
-            document (`labile_realm.construct.passages`): its opening up to this
-            length is analysed as a turn, the rest stored as passages. LoCoMo's
-            longest turn is under 1,000 characters.
-        passage_chars: Longest passage of a document, about what an embedding
-            model reads (256 tokens).
     """
 
     facts: bool = True
@@ -81,8 +75,6 @@ class OfflineExtractionConfig:
     max_keywords: int = 6
     context_chars: int = 200
     clauses: bool = True
-    document_chars: int = attrs.field(default=20_000, validator=attrs.validators.ge(1))
-    passage_chars: int = attrs.field(default=1_000, validator=attrs.validators.ge(1))
 
 
 @attrs.define(kw_only=True)
@@ -142,13 +134,21 @@ class OfflineUnitExtractor:
     Args:
         config: Extraction knobs.
         summary_words: Word budget of the running summary.
+        document_chars: A turn longer than this is built as a document
+            (`labile_realm.construct.passages`).
+        passage_chars: Longest passage of a document.
     """
 
     def __init__(
-        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200
+        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200,
+        document_chars: int = DOCUMENT_CHARS, passage_chars: int = PASSAGE_CHARS,
     ) -> None:
+        # The document sizes are constants, not config options: an option is part of the
+        # shape a store records, and a new one would refuse every store built before it.
         self.config = config or OfflineExtractionConfig()
         self.summary_words = summary_words
+        self.document_chars = document_chars
+        self.passage_chars = passage_chars
 
     def refresh_summary(self, state: ConversationState, sessions: Sequence[str]) -> None:
         """Rebuild the running summary from the sessions' keyphrase counts."""
@@ -165,13 +165,13 @@ class OfflineUnitExtractor:
             The units (event first), the questions the turn asks and its terms.
         """
         text = obs.text or ""
-        if len(text) <= self.config.document_chars:
+        if len(text) <= self.document_chars:
             return self._extract_turn(obs, state)
         # Document mode (`labile_realm.construct.passages`): the opening as a turn.
-        (_, end), *_ = cut(text, 0, self.config.document_chars)
+        (_, end), *_ = cut(text, 0, self.document_chars)
         out = self._extract_turn(attrs.evolve(obs, text=text[:end]), state)
         event = out.units[0] if out.units and out.units[0].kind == EVENT else None
-        out.units.extend(passage_units(obs, event, end, self.config.passage_chars,
+        out.units.extend(passage_units(obs, event, end, self.passage_chars,
                                        date_phrase(obs.timestamp)))
         return out
 

@@ -5,14 +5,14 @@ causal clauses) costs a roughly constant time per character, some tens of
 microseconds in Python: a pasted document of megabytes would hold the write
 lock for minutes, and the single event it became held text that neither its
 embedding (a few hundred tokens) nor BM25 (one very long document) could
-find a detail in. So a turn longer than ``document_chars`` is built as a
+find a detail in. So a turn longer than `DOCUMENT_CHARS` (20,000) is built as a
 *document*:
 
-* its opening (the text up to ``document_chars``, cut at a line break or a
+* its opening (the text up to `DOCUMENT_CHARS`, cut at a line break or a
   space) is analysed exactly as a turn of that length would be, and becomes
   the turn's event with its entities, facts and clauses;
-* the rest is cut into passages of at most ``passage_chars`` (about what an
-  embedding model reads) that tile it exactly, each an event node of its own
+* the rest is cut into passages of at most `PASSAGE_CHARS` (1,000, about what
+  an embedding model reads) that tile it exactly, each an event node of its own
   (``attrs["clause_of"]`` names the turn's event, so, like a clause, it is
   reached through its turn and never starts a chain or takes semantic edges)
   with the turn's speaker and time, its place in ``attrs["passage"]``
@@ -33,10 +33,15 @@ from labile.plugin import Observation
 from labile_realm.construct.units import Unit, UnitLink
 from labile_realm.schema import COMPRISES, EVENT
 
-__all__ = ["PASSAGE_KEY", "cut", "passage_units"]
+__all__ = ["DOCUMENT_CHARS", "PASSAGE_CHARS", "PASSAGE_KEY", "cut", "passage_units"]
 
 #: ``attrs`` key of a passage node: where in its observation's text it lies.
 PASSAGE_KEY: Final = "passage"
+#: A turn longer than this many characters is a document (LoCoMo's longest turn is
+#: under 1,000; the analysis of this much takes about a second).
+DOCUMENT_CHARS: Final = 20_000
+#: Longest passage: about what MiniLM reads (256 word pieces).
+PASSAGE_CHARS: Final = 1_000
 
 
 def cut(text: str, start: int, most: int) -> list[tuple[int, int]]:
