@@ -132,8 +132,9 @@ _TEXT = st.lists(st.sampled_from([*"ab cé\u0301Ｆ1_.\n", "cat", "the ", "ß"])
 @settings(max_examples=150, deadline=None)
 @given(texts=st.lists(_TEXT, max_size=4), dim=st.sampled_from([16, 97, 256]))
 def test_bucket_sums_per_word_equal_the_feature_by_feature_sum(texts: list[str], dim: int) -> None:
-    # The fast path (cached buckets per word, one bincount) must give the very vectors
-    # the feature-by-feature loop gave: stored embeddings stay comparable.
+    """For any texts and dimension, the fast path (cached buckets per distinct word and
+    bigram, one bincount) gives bit for bit the vectors of the feature-by-feature loop, so
+    vectors stored before it stay comparable with new ones."""
     got = _emb(dim).embed(texts)
     for row, text in enumerate(texts):
         assert np.array_equal(got[row], _reference_row(text, dim))

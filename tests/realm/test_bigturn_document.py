@@ -58,6 +58,8 @@ def _passages(mem: Memory, ns: str) -> list[Node]:
 @given(text=st.text(alphabet=st.sampled_from("ab \n\t."), max_size=300),
        start=st.integers(0, 20), most=st.integers(1, 40))
 def test_cut_tiles_the_text_in_bounded_spans(text: str, start: int, most: int) -> None:
+    """For any text, start and length, the spans tile the rest of the text exactly, in
+    order, none longer than asked, and one with a late line break in its window ends there."""
     start = min(start, len(text))
     spans = cut(text, start, most)
     assert "".join(text[s:e] for s, e in spans) == text[start:]
