@@ -49,8 +49,10 @@ def cut(text: str, start: int, most: int) -> list[tuple[int, int]]:
 
     Contract: the spans tile ``text[start:]`` exactly, in order; each ends after
     the last line break in the second half of its window, else after the last
-    space or tab, else at ``most`` characters; linear in the length of the text (each search reads
-    one window). Blank spans are dropped by `passage_units`, not here.
+    space or tab, else at ``most`` characters; linear in the length of the text
+    (each search reads one window). Blank spans are dropped by `passage_units`.
+    (`labile.chunk_observation` cuts at any line break: its parts are turns, where
+    a short one costs nothing; a short passage would cost an embedding.)
     """
     if most < 1:
         raise ValueError(f"passage length must be positive, got {most!r}")
