@@ -35,6 +35,7 @@ import attrs
 from labile.plugin import Deps, NoConfig, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
+from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, cut, passage_units
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
@@ -133,13 +134,21 @@ class OfflineUnitExtractor:
     Args:
         config: Extraction knobs.
         summary_words: Word budget of the running summary.
+        document_chars: A turn longer than this is built as a document
+            (`labile_realm.construct.passages`).
+        passage_chars: Longest passage of a document.
     """
 
     def __init__(
-        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200
+        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200,
+        document_chars: int = DOCUMENT_CHARS, passage_chars: int = PASSAGE_CHARS,
     ) -> None:
+        # The document sizes are constants, not config options: an option is part of the
+        # shape a store records, and a new one would refuse every store built before it.
         self.config = config or OfflineExtractionConfig()
         self.summary_words = summary_words
+        self.document_chars = document_chars
+        self.passage_chars = passage_chars
 
     def refresh_summary(self, state: ConversationState, sessions: Sequence[str]) -> None:
         """Rebuild the running summary from the sessions' keyphrase counts."""
@@ -155,6 +164,18 @@ class OfflineUnitExtractor:
         Returns:
             The units (event first), the questions the turn asks and its terms.
         """
+        text = obs.text or ""
+        if len(text) <= self.document_chars:
+            return self._extract_turn(obs, state)
+        # Document mode (`labile_realm.construct.passages`): the opening as a turn.
+        (_, end), *_ = cut(text, 0, self.document_chars)
+        out = self._extract_turn(attrs.evolve(obs, text=text[:end]), state)
+        event = out.units[0] if out.units and out.units[0].kind == EVENT else None
+        out.units.extend(passage_units(obs, event, end, self.passage_chars,
+                                       date_phrase(obs.timestamp)))
+        return out
+
+    def _extract_turn(self, obs: Observation, state: ConversationState) -> Extraction:
         cfg = self.config
         text = obs.text or ""
         caption = _caption(obs)
