@@ -7,8 +7,10 @@ the *stored shape*) is refused, naming both; other differences only change how
 the store is read (seeders, expanders, filters, reconsolidators, ``k``, the LLM)
 and are allowed and logged. Runtime-only options (`labile._convert.runtime_field`:
 an embedder's threads or batch size) are no part of the shape, and are also left
-out of a record written before they were marked. Stores without a directory (in
-memory) record nothing.
+out of a record written before they were marked. An option added to a shape
+component after a store was built compares as its default, so adding one (with
+the old behaviour as its default) never locks older stores out. Stores without a
+directory (in memory) record nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from labile._config import PipelineConfig, resolve
-from labile._convert import ComponentSpec, runtime_only
+from labile._convert import CONVERTER, ComponentSpec, runtime_only
 from labile._errors import ConfigError, StoreError
 from labile._logconfig import get_logger
 
@@ -103,16 +105,33 @@ def _stored(written: Any, spec: ComponentSpec) -> Any:
             or not attrs.has(type(config)):
         return written
     out = dict(written)
+    defaults = _defaults(type(config))
     for field in attrs.fields(type(config)):
         nested = getattr(config, field.name)
         if runtime_only(field):
             out.pop(field.name, None)
+            continue
+        if field.name not in out and field.name in defaults:
+            # an option added after the store was built: the store was built the way
+            # its default behaves (a new shape option must default to the old behaviour)
+            out[field.name] = defaults[field.name]
         elif isinstance(nested, ComponentSpec) and field.name in out:
             inner = _stored(out[field.name], nested)
             # written as a bare name once no option is left, as `ComponentSpec.to_ref` does
             out[field.name] = inner["type"] if isinstance(inner, dict) and len(inner) == 1 \
                 else inner
     return out
+
+
+def _defaults(config_class: type) -> dict[str, Any]:
+    """Every option of ``config_class`` at its default, as a table (empty when the class
+    cannot be built without arguments)."""
+    try:
+        blank = config_class()
+    except TypeError:
+        return {}
+    table: dict[str, Any] = CONVERTER.unstructure(blank)
+    return table
 
 
 def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
