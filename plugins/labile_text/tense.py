@@ -1,0 +1,209 @@
+"""Which way a clause looks in time: forward (a plan), back (a report) or undecided.
+
+A bare "in May", "on Friday" or "August 11" names a different day depending on
+the clause around it: "I start on April 7" said in February is the coming
+April, "I started on April 7" the last one. :class:`TenseReader` reads the
+grammatical cues of English that decide it:
+
+* **forward**: the future (``will``, ``shall``, ``'ll``, ``gonna``, ``going to``),
+  intention and arrangement (``plan to``, ``hope to``, ``want to``, ``thinking
+  about``, ``can't wait``, ``looking forward``, ``scheduled``, ``booked``,
+  ``due``, ``signed up``), the present simple of a timetable ("I start on
+  April 7", "the course begins in May"), obligation and possibility (``have to``, ``need to``,
+  ``should``, ``might``), purpose ("training for", "saving up for"), the
+  present progressive ("I'm moving", "we're flying") and ``next`` / ``soon`` /
+  ``upcoming``;
+* **back**: the simple past (``was``, ``went``, ``-ed`` forms of a verb), the
+  present perfect ("have seen", "'ve been to"), ``used to``, ``ago``, ``last``,
+  ``yesterday``, ``back in``;
+* **undecided**: a plan reported in the past ("was going to", "had planned"),
+  which may since have happened, been cancelled or still lie ahead, and a
+  clause with no cue at all ("Japan in October!", "the wedding is in June",
+  which is a schedule or a caption of an old photo).
+
+The cues are read in the clause that holds the time phrase (a sentence is cut
+at ``;``, dashes and at ``but`` / ``because`` / ``and I`` …, so "I moved in
+March and I'll start in April" reads each half on its own); when a clause has
+cues both ways the one nearest the phrase decides, because the verb that
+governs a time phrase is usually the one beside it ("Yesterday I booked the
+flight for October" looks forward). A clause without a cue borrows its
+sentence's reading.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Literal
+
+import attrs
+
+__all__ = ["BOTH", "FUTURE", "PAST", "Direction", "TenseReader"]
+
+Direction = Literal["future", "past", "both"]
+FUTURE: Direction = "future"
+PAST: Direction = "past"
+BOTH: Direction = "both"
+
+# -ing words that are adjectives or nouns, not a progressive verb ("is amazing in May").
+_NOT_PROGRESSIVE = (
+    "amazing|interesting|exciting|boring|annoying|relaxing|stunning|inspiring|charming|"
+    "refreshing|surprising|fascinating|challenging|rewarding|overwhelming|exhausting|tiring|"
+    "thrilling|satisfying|frustrating|disappointing|encouraging|touching|heartwarming|"
+    "calming|soothing|worrying|confusing|depressing|embarrassing|terrifying|frightening|"
+    "breathtaking|entertaining|promising|outstanding|nothing|something|anything|"
+    "everything|thing|king|ring|spring|morning|evening|wedding|building|meeting|during|"
+    "ceiling|darling|sibling|pudding|clothing|painting|drawing|booking|ending|beginning"
+)
+_ADVERB = (
+    r"(?:(?:also|still|just|finally|actually|really|probably|definitely|now|all|both|not)\s+)?"
+)
+_IRREGULAR_PAST = (
+    "was|were|did|had|went|came|got|made|took|saw|said|told|found|gave|left|felt|met|bought|"
+    "brought|ran|won|lost|thought|knew|began|wrote|ate|drank|drove|flew|swam|sang|sat|"
+    "stood|spent|sent|kept|slept|taught|caught|fought|built|heard|held|paid|read|rode|"
+    "wore|broke|chose|forgot|grew|hid|hit|hurt|became|threw|woke|fell|spoke|stole|shook"
+)
+_PARTICIPLE = (
+    r"(?:been(?!\s+\w+ing\b)|done|gone|seen|had|made|taken|given|known|met|got|gotten|"
+    r"found|left|felt|bought|brought|won|lost|thought|begun|written|eaten|driven|flown|"
+    r"spent|sent|kept|heard|paid|read|become|grown|chosen|forgotten|broken|spoken|"
+    r"[a-z]+ed)\b"
+)
+
+#: Cues that point the clause forward.
+_FUTURE = re.compile(
+    r"\b(?:will|shall|gonna|wanna|going\s+to|plan(?:s|ning)?\s+(?:to|on)|"
+    r"hop(?:e|es|ing)\s+to|intend(?:s|ing)?\s+to|aim(?:s|ing)?\s+to|want(?:s|ing)?\s+to|"
+    r"would\s+like\s+to|about\s+to|looking\s+forward|can'?t\s+wait|cannot\s+wait|"
+    r"upcoming|coming\s+up|soon|scheduled|booked|reserved|due(?!\s+to\b)|"
+    r"(?:think|thinking)\s+(?:about|of)|consider(?:s|ing)?|"
+    r"sign(?:ed|ing)?\s+up|register(?:ed|ing)?\s+for|"
+    r"start(?:s|ing)?\s+(?:on|in)|begin(?:s|ning)?\s+(?:on|in)|"
+    # the present simple of a timetable ("the course starts", "I fly out on May 3")
+    r"(?:starts|begins|leaves|flies|arrives|returns|departs|graduates|moves|opens|closes|"
+    r"ends|finishes|launches|lands|kicks\s+off)|"
+    r"(?:i|we|you|they)\s+(?:also\s+|then\s+|finally\s+|\w+ly\s+)?(?:start|begin|leave|fly|"
+    r"arrive|return|depart|graduate|move|finish|launch|land|kick\s+off)|"
+    r"(?:have|has|need|needs)\s+to|must|should|might|(?-i:may)(?=\s+[a-z])|"
+    r"(?:training|preparing|practi[cs]ing|studying|saving(?:\s+up)?|getting\s+ready|"
+    r"gearing\s+up|packing|waiting)\s+for|"
+    r"excited\s+(?:for|about)|next(?!\s+to\b)|tomorrow|let'?s|"
+    r"(?:am|are|is|'m|'re|'s)\s+" + _ADVERB + r"(?!(?:" + _NOT_PROGRESSIVE + r")\b)[a-z]+ing)\b"
+    r"|'ll\b",
+    re.IGNORECASE,
+)
+
+#: Cues that point the clause back.
+_PAST = re.compile(
+    r"\b(?:" + _IRREGULAR_PAST + r"|used\s+to|ago|last|yesterday|back\s+in|previously|"
+    r"earlier|(?:have|has|'ve|had)\s+" + _ADVERB + r"(?:(?:ever|never|already|recently)\s+)?"
+    + _PARTICIPLE + r")\b",
+    re.IGNORECASE,
+)
+#: A lower-case -ed word: a past-tense verb unless a form of "be" / "get" / "feel" or an
+#: intensifier comes before it (then an adjective or a passive: "I'm so excited", "we're
+#: booked") or it is one of the words that merely end so ("need", "hundred").
+_ED = re.compile(r"\b(?P<before>[A-Za-z']+\s+)?(?P<word>[a-z]{2,}ed)\b")
+_ED_NOT_VERB = frozenset({
+    "need", "speed", "indeed", "seed", "feed", "weed", "breed", "bleed", "proceed", "succeed",
+    "exceed", "hundred", "sacred", "naked", "wicked", "beloved", "kindred", "rugged", "ragged",
+    "shed", "sled", "wed",
+})
+_ED_AFTER = frozenset({
+    "am", "is", "are", "'m", "'re", "'s", "be", "been", "being", "get", "gets", "getting",
+    "got", "feel", "feels", "felt", "so", "very", "really", "too", "pretty", "quite", "more",
+    "most", "fully", "all",
+})
+
+#: A plan told in the past: it may have happened, been dropped or still lie ahead.
+_PAST_PLAN = re.compile(
+    r"\b(?:(?:was|were|had)\s+(?:\w+\s+)?(?:going\s+to|gonna|planning|planned|hoping|"
+    r"supposed\s+to|meant\s+to|about\s+to|scheduled|due|thinking)|"
+    r"(?:planned|wanted|hoped|intended|meant)\s+to)\b",
+    re.IGNORECASE,
+)
+
+_SENTENCE_END = re.compile(r"[.!?\n]")
+_CLAUSE_BREAK = re.compile(
+    r"[;:\u2013\u2014]|\s-\s|,?\s+(?=(?:but|because|although|though|whereas|while|"
+    r"and\s+(?:then\s+)?(?:i|we|you|he|she|they|it)|then)\b)",
+    re.IGNORECASE,
+)
+
+
+@attrs.frozen
+class _Cue:
+    start: int
+    end: int
+    direction: Direction
+
+
+@attrs.define
+class TenseReader:
+    """The direction in time of any span of one text.
+
+    Sentence and clause boundaries are found once, and each sentence's cues
+    once, so asking about every time phrase of a long text stays linear.
+    """
+
+    text: str
+    _sentence_ends: list[int] = attrs.field(init=False)
+    _clause_ends: list[int] = attrs.field(init=False)
+    _cues: dict[tuple[int, int], list[_Cue]] = attrs.field(init=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        self._sentence_ends = [m.end() for m in _SENTENCE_END.finditer(self.text)]
+        self._clause_ends = sorted(
+            {m.end() for m in _CLAUSE_BREAK.finditer(self.text)} | set(self._sentence_ends)
+        )
+
+    def direction(self, start: int, end: int) -> Direction:
+        """Whether the time phrase at ``text[start:end]`` looks forward, back or both ways."""
+        sentence = _bounds(self._sentence_ends, start, end, len(self.text))
+        cues = self._sentence_cues(sentence)
+        clause = _bounds(self._clause_ends, start, end, len(self.text))
+        near = [c for c in cues if clause[0] <= c.start and c.end <= clause[1]]
+        return _decide(near, start, end) or _decide(cues, start, end) or BOTH
+
+    def _sentence_cues(self, bounds: tuple[int, int]) -> list[_Cue]:
+        if bounds not in self._cues:
+            left, stop = bounds
+            found = [_Cue(m.start(), m.end(), BOTH)
+                     for m in _PAST_PLAN.finditer(self.text, left, stop)]
+            for pattern, direction in ((_FUTURE, FUTURE), (_PAST, PAST)):
+                found += [_Cue(m.start(), m.end(), direction)
+                          for m in pattern.finditer(self.text, left, stop)
+                          if not any(c.start <= m.start() < c.end for c in found)]
+            found += [_Cue(m.start("word"), m.end(), PAST)
+                      for m in _ED.finditer(self.text, left, stop) if _past_verb(m)
+                      and not any(c.start <= m.start("word") < c.end for c in found)]
+            self._cues[bounds] = found
+        return self._cues[bounds]
+
+
+def _past_verb(m: re.Match[str]) -> bool:
+    before = (m.group("before") or "").strip().casefold()
+    before = "'" + before.rsplit("'", 1)[1] if "'" in before else before
+    return m.group("word") not in _ED_NOT_VERB and before not in _ED_AFTER
+
+
+def _bounds(ends: list[int], start: int, end: int, size: int) -> tuple[int, int]:
+    """The segment (between consecutive ``ends``) that holds ``[start, end)``."""
+    before = bisect_right(ends, start) - 1
+    left = ends[before] if before >= 0 else 0
+    after = bisect_right(ends, end)
+    stop = ends[after] if after < len(ends) else size
+    return left, stop
+
+
+def _decide(cues: list[_Cue], start: int, end: int) -> Direction | None:
+    """One direction if every cue agrees; else the nearest cue's (``None`` without cues)."""
+    if any(c.direction == BOTH for c in cues):
+        return BOTH  # a plan told in the past is undecided, whatever else the clause says
+    directions = {c.direction for c in cues if not (start <= c.start < end)}
+    if len(directions) <= 1:
+        return next(iter(directions), None)
+    nearest = min((c for c in cues if not (start <= c.start < end)),
+                  key=lambda c: max(start - c.end, c.start - end, 0))
+    return nearest.direction
