@@ -79,7 +79,7 @@ _FUTURE = re.compile(
     r"upcoming|coming\s+up|soon|scheduled|booked|reserved|due(?!\s+to\b)|"
     r"(?:think|thinking)\s+(?:about|of)|consider(?:s|ing)?|"
     r"sign(?:ed|ing)?\s+up|register(?:ed|ing)?\s+for|"
-    r"start(?:s|ing)?\s+(?:on|in)|begin(?:s|ning)?\s+(?:on|in)|"
+    r"start(?:s|ing)?\s+(?:on|in)|begin(?:s|ning)?\s+(?:on|in)|starting|beginning(?!\s+of\b)|"
     # the present simple of a timetable ("the course starts", "I fly out on May 3")
     r"(?:starts|begins|leaves|flies|arrives|returns|departs|graduates|moves|opens|closes|"
     r"ends|finishes|launches|lands|kicks\s+off)|"

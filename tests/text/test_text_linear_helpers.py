@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from random import Random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labile_text.keywords import _SpanSet
-from labile_text.timeparse import _FUTURE, _disjoint, _FutureContext
+from labile_text.tense import TenseReader
+from labile_text.timeparse import _disjoint
 
 spans = st.tuples(st.integers(0, 60), st.integers(0, 12)).map(lambda t: (t[0], t[0] + t[1]))
 
@@ -37,22 +39,27 @@ def test_disjoint_keeps_what_the_pairwise_scan_kept(found: list[tuple[int, int]]
     assert _disjoint(cands, 80) == expected
 
 
-def _scanned_future_context(text: str, start: int, end: int) -> bool:
-    """The quadratic definition: the sentence around the span, found by scanning."""
+def _sentence_around(text: str, start: int) -> tuple[int, int]:
+    """The quadratic definition: the sentence around ``start``, found by scanning."""
     ends = re.compile(r"[.!?\n]")
     left = max((mm.end() for mm in ends.finditer(text, 0, start)), default=0)
-    stop = ends.search(text, end)
-    return bool(_FUTURE.search(text[left: stop.start() if stop else len(text)]))
+    stop = ends.search(text, start)
+    return left, stop.end() if stop else len(text)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["I", "will", "go", "next", "'ll", "went", "in", "May", ".",
-                                 "!", "?", "\n", " ", "going to", "x"]), max_size=40),
-       st.data())
-def test_future_context_matches_the_scan(pieces: list[str], data: st.DataObject) -> None:
-    """For any text and span: the bisected sentence reads as future exactly when the
-    scanned one does."""
+@given(st.lists(st.sampled_from(["I", "will", "go", "next", "'ll", "went", "in May", ".",
+                                 "!", "?", "\n", " ", "going to", "was", "but", "and I",
+                                 "moved", "x", ";", "I'm", "moving"]), max_size=40),
+       st.randoms(use_true_random=False))
+def test_tense_reader_reads_each_sentence_on_its_own(pieces: list[str], rnd: Random) -> None:
+    """For any text: a phrase's direction, asked in any order of one shared reader, is the
+    one its sentence gives when read alone (sentences found by bisection, cues cached)."""
     text = " ".join(pieces)
-    start = data.draw(st.integers(0, len(text)))
-    end = data.draw(st.integers(start, len(text)))
-    assert _FutureContext(text)(start, end) == _scanned_future_context(text, start, end)
+    spans = [(m.start(), m.end()) for m in re.finditer("May", text)]
+    rnd.shuffle(spans)
+    shared = TenseReader(text)
+    for start, end in spans:
+        left, stop = _sentence_around(text, start)
+        alone = TenseReader(text[left:stop]).direction(start - left, end - left)
+        assert shared.direction(start, end) == alone

@@ -33,6 +33,7 @@ CASES: list[tuple[str, datetime, list[tuple[date, date | None]]]] = [
     ("I start on April 7.", FRI, [(D(2025, 4, 7), None)]),
     ("I start my new job on April 7.", FRI, [(D(2025, 4, 7), None)]),
     ("Our lease ends in June.", FRI, [(D(2025, 6, 1), None)]),
+    ("New job, starting September 15.", FRI, [(D(2025, 9, 15), None)]),
     ("The report is due in May.", FRI, [(D(2025, 5, 1), None)]),
     ("We're moving in late March.", FRI, [(D(2025, 3, 1), None)]),
     ("I'll fly to Lisbon in May.", FRI, [(D(2025, 5, 1), None)]),
