@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import date, timedelta
 from random import Random
 
 from hypothesis import given, settings
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from labile_text.keywords import _SpanSet
 from labile_text.tense import TenseReader
-from labile_text.timeparse import _disjoint
+from labile_text.timeparse import _disjoint, _Found
 
 spans = st.tuples(st.integers(0, 60), st.integers(0, 12)).map(lambda t: (t[0], t[0] + t[1]))
 
@@ -29,11 +29,11 @@ def test_span_set_overlap_is_any_overlap(blocked: list[tuple[int, int]],
 @given(st.lists(spans.filter(lambda t: t[0] < t[1]), max_size=25))
 def test_disjoint_keeps_what_the_pairwise_scan_kept(found: list[tuple[int, int]]) -> None:
     """For any candidates: the bisecting choice keeps exactly what the pairwise scan kept."""
-    day = datetime(2023, 5, 8, tzinfo=UTC)
-    cands = [(s, e, (day, day + timedelta(days=1), "day")) for s, e in found]
-    expected: list[tuple[int, int, object]] = []
+    day = date(2023, 5, 8)
+    cands: list[_Found] = [(s, e, (day, day + timedelta(days=1), "day"), None) for s, e in found]
+    expected: list[_Found] = []
     for cand in cands:
-        if all(cand[1] <= s or e <= cand[0] for s, e, _ in expected):
+        if all(cand[1] <= s or e <= cand[0] for s, e, *_ in expected):
             expected.append(cand)
     expected.sort(key=lambda f: f[0])
     assert _disjoint(cands, 80) == expected
