@@ -193,6 +193,8 @@ _ANCHORS = st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2080,
 @given(_ANCHORS, _bare_time(), st.sampled_from(_FUTURE_TEMPLATES))
 def test_a_future_statement_never_resolves_before_it_was_said(
         said: datetime, when: str, template: str) -> None:
+    """For any said time and any bare month, day or weekday in a future-marked statement:
+    the date is the coming one, never wholly before the day it was said, within a year."""
     mentions = resolve_time_expressions(template.format(when=when), said)
     assert mentions
     said_day = datetime(said.year, said.month, said.day, tzinfo=UTC)
@@ -205,6 +207,8 @@ def test_a_future_statement_never_resolves_before_it_was_said(
 @given(_ANCHORS, _bare_time(), st.sampled_from(_PAST_TEMPLATES))
 def test_a_past_statement_never_resolves_after_it_was_said(
         said: datetime, when: str, template: str) -> None:
+    """For any said time and any bare month, day or weekday in a past-marked statement:
+    the date is the last one, never starting after it was said, within a year."""
     mentions = [m for m in resolve_time_expressions(template.format(when=when), said)
                 if m.phrase != "Two years ago"]
     assert mentions
