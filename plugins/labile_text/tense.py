@@ -148,18 +148,23 @@ class TenseReader:
     """
 
     text: str
-    _sentence_ends: list[int] = attrs.field(init=False)
-    _clause_ends: list[int] = attrs.field(init=False)
+    _sentence_ends: list[int] = attrs.field(init=False, factory=list)
+    _clause_ends: list[int] = attrs.field(init=False, factory=list)
     _cues: dict[tuple[int, int], list[_Cue]] = attrs.field(init=False, factory=dict)
+    _split: bool = attrs.field(init=False, default=False)
 
-    def __attrs_post_init__(self) -> None:
-        self._sentence_ends = [m.end() for m in _SENTENCE_END.finditer(self.text)]
-        self._clause_ends = sorted(
-            {m.end() for m in _CLAUSE_BREAK.finditer(self.text)} | set(self._sentence_ends)
-        )
+    def _split_once(self) -> None:
+        """Find the sentence and clause ends on the first question (most texts ask none)."""
+        if not self._split:
+            self._sentence_ends = [m.end() for m in _SENTENCE_END.finditer(self.text)]
+            self._clause_ends = sorted(
+                {m.end() for m in _CLAUSE_BREAK.finditer(self.text)} | set(self._sentence_ends)
+            )
+            self._split = True
 
     def direction(self, start: int, end: int) -> Direction:
         """Whether the time phrase at ``text[start:end]`` looks forward, back or both ways."""
+        self._split_once()
         sentence = _bounds(self._sentence_ends, start, end, len(self.text))
         cues = self._sentence_cues(sentence)
         clause = _bounds(self._clause_ends, start, end, len(self.text))
