@@ -59,13 +59,16 @@ _ADVERB = (
     r"(?:(?:also|still|just|finally|actually|really|probably|definitely|now|all|both|not)\s+)?"
 )
 _IRREGULAR_PAST = (
-    "was|were|did|had|went|came|got|made|took|saw|said|told|found|gave|left|felt|met|bought|"
+    # "got" after "have" is having ("I've got a match on Saturday"), not a past event
+    r"was|were|did|had|went|came|(?<!'ve\s)(?<!\bhave\s)(?<!'s\s)(?<!\bhas\s)got|made|"
+    "took|saw|said|told|found|gave|left|felt|met|bought|"
     "brought|ran|won|lost|thought|knew|began|wrote|ate|drank|drove|flew|swam|sang|sat|"
     "stood|spent|sent|kept|slept|taught|caught|fought|built|heard|held|paid|read|rode|"
     "wore|broke|chose|forgot|grew|hid|hit|hurt|became|threw|woke|fell|spoke|stole|shook"
 )
 _PARTICIPLE = (
-    r"(?:been(?!\s+\w+ing\b)|done|gone|seen|had|made|taken|given|known|met|got|gotten|"
+    # not "got": "I've got a match on Saturday" is having, not a past event
+    r"(?:been(?!\s+\w+ing\b)|done|gone|seen|had|made|taken|given|known|met|gotten|"
     r"found|left|felt|bought|brought|won|lost|thought|begun|written|eaten|driven|flown|"
     r"spent|sent|kept|heard|paid|read|become|grown|chosen|forgotten|broken|spoken|"
     r"[a-z]+ed)\b"

@@ -82,6 +82,7 @@ CASES: list[tuple[str, datetime, list[tuple[date, date | None]]]] = [
     ("Our anniversary is on June 12.", FRI, [(D(2024, 6, 12), D(2025, 6, 12))]),
     ("The photo is from our trip in June.", FRI, [(D(2024, 6, 1), D(2025, 6, 1))]),
     ("Dinner with Sam on Monday.", FRI, [(D(2025, 2, 17), D(2025, 2, 24))]),
+    ("I've got a dentist appointment on Monday.", FRI, [(D(2025, 2, 17), D(2025, 2, 24))]),
     # said in December about January (and about December itself)
     ("I'll start the new job in January.", DEC, [(D(2025, 1, 1), None)]),
     ("I'm going skiing in January.", DEC, [(D(2025, 1, 1), None)]),
