@@ -33,7 +33,7 @@ sentence's reading.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Literal
 
 import attrs
@@ -136,10 +136,43 @@ _CLAUSE_BREAK = re.compile(
 
 
 @attrs.frozen
-class _Cue:
-    start: int
-    end: int
-    direction: Direction
+class _Cues:
+    """One sentence's cues in text order, with running counts of each direction so that
+    which directions a stretch of them holds is two subtractions."""
+
+    starts: list[int]
+    ends: list[int]
+    directions: list[Direction]
+    counts: dict[Direction, list[int]]  # counts[d][i]: cues of direction d among the first i
+
+    @classmethod
+    def of(cls, found: list[tuple[int, int, Direction]]) -> _Cues:
+        found.sort()
+        counts: dict[Direction, list[int]] = {d: [0] for d in (FUTURE, PAST, BOTH)}
+        for _, _, direction in found:
+            for d, running in counts.items():
+                running.append(running[-1] + (d == direction))
+        return cls([f[0] for f in found], [f[1] for f in found], [f[2] for f in found],
+                   counts)
+
+    def decide(self, lo: int, hi: int, start: int, end: int) -> Direction | None:
+        """The direction of the cues ``lo:hi`` for a phrase at ``[start, end)``: one if
+        they all agree, else the nearest one's; ``None`` without cues. A plan told in
+        the past makes it undecided whatever else the stretch says."""
+        count = self.counts
+        if count[BOTH][hi] - count[BOTH][lo]:
+            return BOTH
+        # cues that start inside the phrase are part of it ("next" of "next Friday")
+        i = bisect_left(self.starts, start, lo, hi)
+        j = bisect_left(self.starts, end, i, hi)
+        seen = [d for d in (FUTURE, PAST)
+                if count[d][i] - count[d][lo] + count[d][hi] - count[d][j]]
+        if len(seen) <= 1:
+            return seen[0] if seen else None
+        # the nearest cue before the phrase and the nearest after it; the earlier one on a tie
+        around = [k for k in (i - 1, j) if lo <= k < hi]
+        nearest = min(around, key=lambda k: max(start - self.ends[k], self.starts[k] - end, 0))
+        return self.directions[nearest]
 
 
 @attrs.define
@@ -147,13 +180,14 @@ class TenseReader:
     """The direction in time of any span of one text.
 
     Sentence and clause boundaries are found once, and each sentence's cues
-    once, so asking about every time phrase of a long text stays linear.
+    once, and a phrase's cues are looked up by bisection: asking about every
+    time phrase of a long text stays close to linear in its length.
     """
 
     text: str
     _sentence_ends: list[int] = attrs.field(init=False, factory=list)
     _clause_ends: list[int] = attrs.field(init=False, factory=list)
-    _cues: dict[tuple[int, int], list[_Cue]] = attrs.field(init=False, factory=dict)
+    _cues: dict[tuple[int, int], _Cues] = attrs.field(init=False, factory=dict)
     _split: bool = attrs.field(init=False, default=False)
 
     def _split_once(self) -> None:
@@ -166,27 +200,39 @@ class TenseReader:
             self._split = True
 
     def direction(self, start: int, end: int) -> Direction:
-        """Whether the time phrase at ``text[start:end]`` looks forward, back or both ways."""
-        self._split_once()
-        sentence = _bounds(self._sentence_ends, start, end, len(self.text))
-        cues = self._sentence_cues(sentence)
-        clause = _bounds(self._clause_ends, start, end, len(self.text))
-        near = [c for c in cues if clause[0] <= c.start and c.end <= clause[1]]
-        return _decide(near, start, end) or _decide(cues, start, end) or BOTH
+        """Whether the time phrase at ``text[start:end]`` looks forward, back or both ways.
 
-    def _sentence_cues(self, bounds: tuple[int, int]) -> list[_Cue]:
+        The cues of its clause (those that start in it) decide; a clause without any
+        takes its sentence's; a sentence without any is undecided."""
+        self._split_once()
+        size = len(self.text)
+        cues = self._sentence_cues(_bounds(self._sentence_ends, start, end, size))
+        left, stop = _bounds(self._clause_ends, start, end, size)
+        lo, hi = bisect_left(cues.starts, left), bisect_left(cues.starts, stop)
+        return (cues.decide(lo, hi, start, end) or cues.decide(0, len(cues.starts), start, end)
+                or BOTH)
+
+    def _sentence_cues(self, bounds: tuple[int, int]) -> _Cues:
+        """The cues of one sentence; a cue that starts inside an earlier one (the "going
+        to" of "was going to") is part of it. Marked characters keep this linear in the
+        sentence's length, however many cues it has."""
         if bounds not in self._cues:
             left, stop = bounds
-            found = [_Cue(m.start(), m.end(), BOTH)
-                     for m in _PAST_PLAN.finditer(self.text, left, stop)]
-            for pattern, direction in ((_FUTURE, FUTURE), (_PAST, PAST)):
-                found += [_Cue(m.start(), m.end(), direction)
-                          for m in pattern.finditer(self.text, left, stop)
-                          if not any(c.start <= m.start() < c.end for c in found)]
-            found += [_Cue(m.start("word"), m.end(), PAST)
-                      for m in _ED.finditer(self.text, left, stop) if _past_verb(m)
-                      and not any(c.start <= m.start("word") < c.end for c in found)]
-            self._cues[bounds] = found
+            taken = bytearray(stop - left)
+            found: list[tuple[int, int, Direction]] = []
+
+            def keep(a: int, b: int, direction: Direction) -> None:
+                if not taken[a - left]:
+                    taken[a - left:b - left] = b"\x01" * (b - a)
+                    found.append((a, b, direction))
+
+            for pattern, direction in ((_PAST_PLAN, BOTH), (_FUTURE, FUTURE), (_PAST, PAST)):
+                for m in pattern.finditer(self.text, left, stop):
+                    keep(m.start(), m.end(), direction)
+            for m in _ED.finditer(self.text, left, stop):
+                if _past_verb(m):
+                    keep(m.start("word"), m.end(), PAST)
+            self._cues[bounds] = _Cues.of(found)
         return self._cues[bounds]
 
 
@@ -203,15 +249,3 @@ def _bounds(ends: list[int], start: int, end: int, size: int) -> tuple[int, int]
     after = bisect_right(ends, end)
     stop = ends[after] if after < len(ends) else size
     return left, stop
-
-
-def _decide(cues: list[_Cue], start: int, end: int) -> Direction | None:
-    """One direction if every cue agrees; else the nearest cue's (``None`` without cues)."""
-    if any(c.direction == BOTH for c in cues):
-        return BOTH  # a plan told in the past is undecided, whatever else the clause says
-    directions = {c.direction for c in cues if not (start <= c.start < end)}
-    if len(directions) <= 1:
-        return next(iter(directions), None)
-    nearest = min((c for c in cues if not (start <= c.start < end)),
-                  key=lambda c: max(start - c.end, c.start - end, 0))
-    return nearest.direction
