@@ -261,12 +261,21 @@ class OfflineUnitExtractor:
         if mentions:
             first = mentions[0]
             # The span runs from what is talked about to when it is told: both
-            # are times a question may use to locate the event.
+            # are times a question may use to locate the event. An undecided bare
+            # date ("Japan in October!") spans both its readings, which is the union
+            # of the two spans since each reaches the time it was told.
             time_start = min(first.start, obs.timestamp)
-            time_end = max(first.end - _ONE_MICRO, obs.timestamp)
+            time_end = max(first.readings[-1][1] - _ONE_MICRO, obs.timestamp)
             attrs_["time_text"] = first.phrase
             attrs_["time_granularity"] = first.granularity
-            keywords = [*keywords, f"{first.phrase}: {span_phrase(first)}"]
+            phrase = span_phrase(first)
+            if first.alternative is not None:
+                attrs_["time_readings"] = [[a.isoformat(), (b - _ONE_MICRO).isoformat()]
+                                           for a, b in first.readings]
+                ahead = attrs.evolve(first, start=first.alternative[0],
+                                     end=first.alternative[1], alternative=None)
+                phrase = f"{phrase} or {span_phrase(ahead)}"
+            keywords = [*keywords, f"{first.phrase}: {phrase}"]
         content = obs.text
         if caption:
             content = f"{obs.text} [photo: {caption}]"
