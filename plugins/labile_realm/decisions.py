@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from labile.plugin import Edge, Feedback, Hit, KindSpec, Node, Observation, Query, RetrievalResult
 
 if TYPE_CHECKING:
-    from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
+    from labile_realm.construct.ops import EdgeOp, NodeDecision
     from labile_realm.construct.extract_offline import Extraction
     from labile_realm.construct.neighbourhood import Candidate
     from labile_realm.construct.units import ConversationState, Unit
