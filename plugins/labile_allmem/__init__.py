@@ -1,4 +1,6 @@
-"""All-Mem bundle (SPEC §4): non-destructive topology consolidation, visible-surface retrieval.
+"""All-Mem bundle: non-destructive topology consolidation, visible-surface retrieval.
+
+The All-Mem paper's method; `docs/allmem.md` maps its parts to modules.
 
 This module only declares kinds (`labile_allmem.decisions`) and registers
 components; see ``docs/allmem.md`` for the design.

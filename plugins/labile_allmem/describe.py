@@ -1,4 +1,6 @@
-"""Descriptor compression (SPEC §4.2): evidence in, a regenerable summary and keywords out.
+"""Descriptor compression: evidence in, a regenerable summary and keywords out.
+
+The paper's regenerable descriptors (s, K) of a memory unit.
 
 The ``allmem.descriptor`` kind (`labile_allmem.decisions.Describer`) has two
 bundled implementations:

@@ -1,4 +1,4 @@
-"""Online writing (SPEC §4.2): the ``allmem.write`` extractor.
+"""Online writing (the paper's online writing): the ``allmem.write`` extractor.
 
 Per turn: compress the evidence into a descriptor (summary + keywords, by the
 ``allmem.descriptor`` named in the options; see `labile_allmem.describe`),

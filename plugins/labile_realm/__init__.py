@@ -1,4 +1,4 @@
-"""REALM: an agentic cognitive graph with retrieval-driven reconsolidation (SPEC §3).
+"""REALM: an agentic cognitive graph with retrieval-driven reconsolidation (the REALM paper, §3).
 
 Registers the schema (4 node kinds, 15 predicates), the ``realm.construct``
 extractor, the seed atoms ``realm.query_match`` / ``realm.keywords_match`` /

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from labile.plugin import Edge, Feedback, Hit, KindSpec, Node, Observation, Query, RetrievalResult
 
 if TYPE_CHECKING:
-    from labile_realm.construct.ops import EdgeOp, NodeDecision
     from labile_realm.construct.extract_offline import Extraction
     from labile_realm.construct.neighbourhood import Candidate
+    from labile_realm.construct.ops import EdgeOp, NodeDecision
     from labile_realm.construct.units import ConversationState, Unit
     from labile_realm.reconsolidate_decide import Classification, EdgeDecision
     from labile_realm.retrieve.plan import ExpansionAction, SeedPlan

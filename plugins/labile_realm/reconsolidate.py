@@ -4,8 +4,8 @@ After a retrieval has been used, a decider classifies the recalled nodes
 (key evidence / supporting context / misleading / unrelated) and proposes
 edge decisions d = (v_i, v_j, action, predicate, confidence) with action in
 {add, strengthen, weaken}. They are applied with the bounded update of
-eq. 11–12 (SPEC §3.4, which we follow rather than the slightly different
-form of the paper's Algorithm 3 listing)::
+eq. 11–12 (the paper's §3.4.2, which we follow rather than the slightly
+different form of its Algorithm 3 listing)::
 
     w_b = max(w_min, min(1, w))
     w  ← clip(w + η·c, w_min, 1),   η = η_add (0.8)   for add (a new edge starts at 0: w = η·c)

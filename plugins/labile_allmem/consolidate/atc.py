@@ -1,4 +1,4 @@
-"""``allmem.atc``: the All-Mem consolidator (SPEC §4.3).
+"""``allmem.atc``: the All-Mem consolidator (the paper's ATC, Algorithm 1).
 
 One run over a namespace:
 

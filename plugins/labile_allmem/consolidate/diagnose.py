@@ -1,4 +1,4 @@
-"""ATC diagnosis (SPEC §4.3 step 1): edit proposals over buffered neighbourhoods.
+"""ATC diagnosis (Algorithm 1, parallel diagnosis): edit proposals over buffered neighbourhoods.
 
 Diagnosis is read-only. `build_neighbourhoods` gathers, for every buffered
 visible unit, its top-k most similar visible units. A `Diagnoser` turns the

@@ -8,11 +8,11 @@ executed and the newly reached nodes join the evidence set with their
 access score (eq. 8). The registered name chooses the default mode of the
 offline policy (an LLM policy may pick either mode per node).
 
-Candidate filtering and scoring follow SPEC §3.3: a candidate is dropped
-before scoring when it is already on the current path, already in the
-evidence set (reached from another seed), excluded by the layer/predicate/
-direction filter, reached over ``contradicts`` under conflict inhibition, or
-over a retired edge; it is scored with
+Candidate filtering and scoring follow the paper's §3.3.2 (adaptive evidence
+expansion): a candidate is dropped before scoring when it is already on the
+current path, already in the evidence set (reached from another seed),
+excluded by the layer/predicate/direction filter, reached over ``contradicts``
+under conflict inhibition, or over a retired edge; it is scored with
 ``0.6·cos(e.description, reasoning) + 0.4·w_e + δ_temporal`` (clipped) and
 dropped when below ``score_threshold``.
 

@@ -9,7 +9,7 @@ LLM controller (`LLMController`): the model sees the question and the
 numbered candidate nodes and answers ``{"is_enough", "nodes_to_expand"}``.
 An invalid reply is rejected whole (counted in the search state) and the
 offline decision is used; an empty or unknown choice of nodes falls back to
-the highest-scoring unexpanded nodes, as the SPEC says.
+the highest-scoring unexpanded nodes (the offline rule).
 """
 
 from __future__ import annotations
