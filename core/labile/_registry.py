@@ -80,7 +80,7 @@ class Component(Generic[T]):
         Raises:
             TypeError: the component is a value of a value kind, which is never built.
         """
-        if self.factory is None or not callable(self.factory):
+        if not callable(self.factory):
             raise TypeError(f"{self.kind} {self.name!r} is a value, not a factory: it is "
                             "looked up, never built")
         factory: Callable[..., T] = self.factory
