@@ -44,15 +44,20 @@ from labile_bench.change_metrics import ChangeScorer
 from labile_bench.locomo_run import _with_store_path, preset_log_path
 from labile_bench.metrics import percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
+from labile_io.speakers import SpeakerNames
 
 log = get_logger(__name__)
 SCHEMA_VERSION: Final = 1
 
 
 def observations_of(conv: ChangeConversation) -> list[list[Observation]]:
-    """The conversation's turns as observations, one list per session, in order."""
-    return [[Observation(id=t.id, text=t.text, speaker=t.speaker, timestamp=t.timestamp,
-                         session=str(t.session)) for t in session]
+    """The conversation's turns as observations, one list per session, in order, their
+    speakers named as ``labile add`` names them (a ``user`` who says "I'm Marcus" is
+    Marcus from then on: `labile_io.speakers`)."""
+    names = SpeakerNames()
+    return [names.apply([Observation(id=t.id, text=t.text, speaker=t.speaker,
+                                     timestamp=t.timestamp, session=str(t.session))
+                         for t in session])
             for session in conv.sessions]
 
 
