@@ -125,7 +125,8 @@ class Memory:
             raise InputError(f"limits must be a labile.Limits, got {type(limits).__name__}")
         #: The size limits `add` enforces; replace it to raise them.
         self.limits = Limits() if limits is None else limits
-        unrecorded = store is None and check_recorded(config, create=create)
+        unrecorded = store is None and check_recorded(config, create=create,
+                                                             registries=registries)
         self.config = config
         self.registries = registries
         self.usage = UsageMeter()

@@ -1,4 +1,4 @@
-"""The kernel's data model (SPEC §2): observations, nodes, edges and results.
+"""The kernel's data model: observations, nodes, edges and results.
 
 Records are attrs classes. Timestamps are always timezone-aware: a naive
 datetime is rejected at construction with a message saying so, because an
@@ -146,7 +146,7 @@ class NodeKind:
 
 
 class Layer(enum.StrEnum):
-    """The four edge layers of REALM (SPEC §3.1), plus one for other bundles."""
+    """The four edge layers of REALM (its paper, §3.2.1), plus one for other bundles."""
 
     LOGICAL = "logical"
     CAUSAL = "causal"
@@ -178,7 +178,7 @@ class Origin(enum.StrEnum):
 
 @attrs.define(kw_only=True, eq=False)
 class Node:
-    """A unit of memory (SPEC §2).
+    """A unit of memory.
 
     ``content`` is raw evidence and is never overwritten once stored;
     ``description`` and ``keywords`` are regenerable. ``sources`` are the
@@ -318,7 +318,7 @@ class NodeFilter:
         kinds: Only these node kinds.
         visible: Only nodes whose visibility equals this.
         time_range: ``(start, end)``; nodes whose time span overlaps it are
-            kept, and nodes with no time are kept too (SPEC §3.3).
+            kept, and nodes with no time are kept too (as REALM's time filter, §3.3.1).
         ids: Only these node ids.
     """
 
@@ -454,7 +454,7 @@ class Subgraph:
 
 @attrs.frozen(kw_only=True)
 class RetrievalResult:
-    """What ``Memory.search`` returns (SPEC §2).
+    """What ``Memory.search`` returns.
 
     ``hits`` are ranked best first. ``state`` carries atom-private data (the
     plan an LLM planner chose, for instance) that the reconsolidators of the

@@ -15,6 +15,7 @@ directory (in memory) record nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -134,12 +135,15 @@ def _defaults(config_class: type) -> dict[str, Any]:
     return table
 
 
-def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
+def check_recorded(
+    config: PipelineConfig, *, create: bool = True, registries: Registries | None = None
+) -> bool:
     """Refuse a pipeline whose stored shape differs from the store's record (before
     building it); returns whether the store still has to be recorded (`record`).
 
     Raises:
-        ConfigError: the shapes differ (the message names both).
+        ConfigError: the shapes differ (the message names both), read as
+            recorded and, with ``registries``, as resolved anew.
         StoreError: ``create`` is false and the directory holds no store.
     """
     directory = store_dir(config)
@@ -153,6 +157,11 @@ def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
         return True
     recorded, ours = found["pipeline"], _plain(shape(config))
     theirs = _recorded_shape(found["shape"], config)
+    if theirs != ours and registries is not None:
+        # written before some options moved (`labile._convert.move_options`): read it anew
+        with contextlib.suppress(ConfigError):
+            if _recorded_shape(_plain(shape(resolve(recorded, registries))), config) == ours:
+                theirs = ours
     if theirs != ours:
         differ = sorted(k for k in {*theirs, *ours} if theirs.get(k) != ours.get(k))
         raise ConfigError(

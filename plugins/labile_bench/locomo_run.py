@@ -1,8 +1,8 @@
 """``labile bench locomo``: turn-level retrieval metrics of presets on LoCoMo.
 
-Protocol (SPEC §5, issue #4): one namespace per conversation, all in one
-store per preset; sessions are ingested in order, one ``Memory.add`` per
-session, with the session date-time as each turn's timestamp and the image
+Protocol (as both papers' LoCoMo setups, REALM appendix A): one namespace per
+conversation, all in one store per preset; sessions are ingested in order, one
+``Memory.add`` per session, with the session date-time as each turn's timestamp and the image
 caption kept as metadata. Then the questions of categories 1–4 are asked in
 order (as of the last session's time), calling ``feedback`` after each one
 when the preset reconsolidates. Retrieved nodes are expanded into distinct

@@ -28,11 +28,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 import attrs
+from attrs.validators import ge, le
 
-from labile.plugin import Deps, NoConfig, Observation
+from labile.plugin import Deps, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
 from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, cut, passage_units
@@ -44,9 +44,6 @@ from labile_text.keywords import keyphrases
 from labile_text.names import is_vocative
 from labile_text.sentences import split_sentences
 from labile_text.timeparse import TimeMention, resolve_time_expressions
-
-if TYPE_CHECKING:
-    from labile_realm.construct.config import RealmConstructConfig
 
 _ONE_MICRO = timedelta(microseconds=1)
 _WS = re.compile(r"\s+")
@@ -376,12 +373,23 @@ def session_key(obs: Observation) -> str:
     return obs.session if obs.session else obs.timestamp.date().isoformat()
 
 
-def build_offline_units(
-    config: NoConfig, deps: Deps, host: RealmConstructConfig
-) -> OfflineUnitExtractor:
-    """Factory of ``realm.unit_extractor.offline`` (knobs from the host's ``extraction``)."""
-    del config, deps
-    return OfflineUnitExtractor(host.extraction, summary_words=host.summary_words)
+@attrs.frozen(kw_only=True)
+class OfflineUnitsConfig:
+    """Options of ``realm.unit_extractor.offline``.
+
+    Attributes:
+        extraction: What the rules extract (`OfflineExtractionConfig`).
+        summary_words: Word budget of the running conversation summary.
+    """
+
+    extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
+    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
+
+
+def build_offline_units(config: OfflineUnitsConfig, deps: Deps) -> OfflineUnitExtractor:
+    """Factory of ``realm.unit_extractor.offline``."""
+    del deps
+    return OfflineUnitExtractor(config.extraction, summary_words=config.summary_words)
 
 
 def update_summary(state: ConversationState, sessions: list[str], max_words: int = 200) -> str:

@@ -98,8 +98,8 @@ class RealmExtractor:
         self.neighbourhood = Neighbourhood(
             self.store, similar_k=config.similar_k, recent_k=config.recent_k
         )
-        self.units: UnitExtractor = deps.registries.build(config.units, deps, config)
-        self.decider: WriteDecider = deps.registries.build(config.decisions, deps, config)
+        self.units: UnitExtractor = deps.registries.build(config.units, deps)
+        self.decider: WriteDecider = deps.registries.build(config.decisions, deps)
         self._states: dict[str, ConversationState] = {}
         self._last_event: dict[tuple[str, str], Node] = {}
         self._last_episode: dict[str, str] = {}
