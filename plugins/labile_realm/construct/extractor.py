@@ -329,13 +329,17 @@ class RealmExtractor:
             load=lambda ids: self._nodes(namespace, ids, batch),
             similarity=lambda other: cosine(event.embedding, other.embedding),
         )
+        # the slot rules' nodes are kept even when they replace nothing: the new
+        # event carries its statements (``slots``), from which the index is rebuilt
+        for node in change.nodes:
+            batch.nodes[node.id] = node
         if not change.edges and self.config.implied_supersession:
             change = implied_supersession(
                 batch.nodes.get(event.id, event),
                 lambda ev: self._similar_events(namespace, ev, batch),
                 min_similarity=self.config.implied_min_similarity)
-        for node in change.nodes:
-            batch.nodes[node.id] = node
+            for node in change.nodes:
+                batch.nodes[node.id] = node
         if change.edges:
             batch.counts["supersede"] += len(change.edges)
             self._apply_edges(namespace, list(change.edges), batch)

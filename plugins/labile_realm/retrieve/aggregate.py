@@ -61,7 +61,8 @@ class AggregateConfig:
             (`labile_realm.retrieve.validity.recency_prior`); 0 turns it off.
         present_recency_weight: The same lean for a question in the present
             tense that does not say "now" ("Where does she live?"): usually
-            about what holds, but as often about what never changed.
+            about what holds, but as often about what never changed, so it
+            leans less.
         recency_pool: How many of the best evidence hits that lean applies to.
         recency_band: The lean shrinks linearly with a hit's distance below the
             best score, to nothing at ``band`` below it.
