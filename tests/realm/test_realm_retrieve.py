@@ -652,15 +652,15 @@ def test_now_questions_fetch_the_replacing_node_when_it_was_not_found() -> None:
     assert out[1].superseded_by == ("c",)
 
 
-def test_present_questions_without_a_cue_fetch_what_replaced_a_hit() -> None:
+def test_present_questions_without_a_cue_fetch_what_replaced_a_hit_when_asked_to() -> None:
     """No cue of time, but a replaced hit: the question is about something that
-    changed, so what replaced it is fetched (``fetch_present``); off, only what
-    the search found is reordered."""
+    changed, so what replaced it is fetched with ``fetch_present``; without it
+    (the default), only what the search found is reordered."""
     deps = _replaced_graph()
-    out = Aggregate(AggregateConfig(), deps).filter(
+    out = Aggregate(AggregateConfig(fetch_present=True), deps).filter(
         query(deps, "What does Ann bake?"), [_seed_hit(deps, "f", 0.9)], {})
     assert [h.node.id for h in out][:2] == ["c", "f"]
-    out = Aggregate(AggregateConfig(fetch_present=False), deps).filter(
+    out = Aggregate(AggregateConfig(), deps).filter(
         query(deps, "What does Ann bake?"), [_seed_hit(deps, "f", 0.9)], {})
     assert [h.node.id for h in out] == ["f"]
 
