@@ -13,7 +13,7 @@ live?", "What did he drink before?") by the value that was replaced.
   it and the history stays right below;
 * ``present`` (no cue of time): the same, but only among the nodes the
   search found (nothing is fetched: the question may well be about something
-  that never changed);
+  that never changed; ``fetch_present`` fetches as for ``now``);
 * ``then`` and ``dated`` (a past time named: "in 2022"): every current hit
   that replaced older ones has them just above it (fetched when missing), so
   the old value comes first and the new one right after;
