@@ -276,7 +276,10 @@ def _rank_of_address_after_feedback(preset: str) -> int | None:
     but a name the second question does not use; citing both for the first
     question is what should link them.
     """
-    mem = open_memory(preset)
+    # the hashing embedder finds the filler lines close; changes read into them
+    # (implied supersession) would move turns for reasons other than the feedback
+    mem = open_memory(preset, extractor={"type": "realm.construct",
+                                         "implied_supersession": False})
     for s in range(1, 9):
         turns = [("Ana", _FILLER[(2 * s) % 16]), ("Ben", _FILLER[(2 * s + 1) % 16])]
         if s == 2:

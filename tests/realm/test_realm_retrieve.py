@@ -533,7 +533,9 @@ def test_aggregate_applies_eq9_and_records_activated_subgraph() -> None:
     q = query(deps, "dog beach")
     hits = [_seed_hit(deps, i, s) for i, s in [("a", 0.9), ("b", 0.5), ("e", 0.95), ("g", 0.99)]]
     state: dict[str, Any] = {}
-    out = Aggregate(AggregateConfig(top_k=3), deps).filter(attrs.evolve(q, k=3), hits, state)
+    # no lean towards the latest: the scores are eq. 9's ("dog beach" reads as present)
+    config = AggregateConfig(top_k=3, present_recency_weight=0.0)
+    out = Aggregate(config, deps).filter(attrs.evolve(q, k=3), hits, state)
     assert [h.node.id for h in out][:2] == ["a", "b"]  # evidence kinds before entity/episode
     assert len(out) == 3
     for h in out:
@@ -552,7 +554,8 @@ def test_aggregate_demotes_hits_that_add_no_new_source() -> None:
     hits = [_seed_hit(deps, "a", 0.9), _seed_hit(deps, "b", 0.8)]
     dup = Hit(node=attrs.evolve(hits[0].node, id="a2"), score=0.85, via=Reach(atom="t"),
               scores={"seed": 0.85})
-    out = Aggregate(AggregateConfig(), deps).filter(query(deps, "dog"), [*hits, dup], {})
+    config = AggregateConfig(present_recency_weight=0.0)  # scores as eq. 9 gives them
+    out = Aggregate(config, deps).filter(query(deps, "dog"), [*hits, dup], {})
     assert [h.node.id for h in out] == ["a", "b", "a2"]
 
 
@@ -573,7 +576,8 @@ def test_session_penalty_lets_other_sessions_in_and_keeps_scores_ranked() -> Non
         hits = [_session_hit(deps, "a", 0.90, "1"), _session_hit(deps, "b", 0.88, "1"),
                 _session_hit(deps, "c", 0.85, "2"), _session_hit(deps, "f", 0.40, None)]
         cfg = AggregateConfig(alpha=1.0, session_penalty=penalty, diversity_pool=pool,
-                              diversity_for=when)  # type: ignore[arg-type]
+                              diversity_for=when,  # type: ignore[arg-type]
+                              present_recency_weight=0.0)
         return Aggregate(cfg, deps).filter(query(deps, text), hits, {})
 
     assert [h.node.id for h in ranked(0.0)] == ["a", "b", "c", "f"]
@@ -652,9 +656,14 @@ def test_now_questions_fetch_the_replacing_node_when_it_was_not_found() -> None:
     assert out[1].superseded_by == ("c",)
 
 
-def test_present_questions_without_a_cue_fetch_nothing() -> None:
-    """No cue of time: what replaced a hit is put above it only when search found it."""
+def test_present_questions_without_a_cue_fetch_what_replaced_a_hit_when_asked_to() -> None:
+    """No cue of time, but a replaced hit: the question is about something that
+    changed, so what replaced it is fetched with ``fetch_present``; without it
+    (the default), only what the search found is reordered."""
     deps = _replaced_graph()
+    out = Aggregate(AggregateConfig(fetch_present=True), deps).filter(
+        query(deps, "What does Ann bake?"), [_seed_hit(deps, "f", 0.9)], {})
+    assert [h.node.id for h in out][:2] == ["c", "f"]
     out = Aggregate(AggregateConfig(), deps).filter(
         query(deps, "What does Ann bake?"), [_seed_hit(deps, "f", 0.9)], {})
     assert [h.node.id for h in out] == ["f"]

@@ -39,7 +39,7 @@ import attrs
 
 from labile.text.tokenize import content_words, stem
 
-__all__ = ["CLASSES", "SlotStatement", "read_slots", "replaces"]
+__all__ = ["CLASSES", "SlotStatement", "read_slots", "replaces", "reports_change"]
 
 #: Classes that hold one value by their nature: a different value replaces the old one.
 STRICT_CLASSES: Final = frozenset({"home", "work", "role", "diet", "relationship"})
@@ -106,7 +106,9 @@ _CHANGE_CUE: Final = re.compile(
     r"\b(?:now|nowadays|these days|anymore|any more|no longer|moved|moving|switched|"
     r"switching|changed|instead|new|started|quit|stopped|gave up|down to|up to|cut (?:down|"
     r"back)|became|turned|officially|finally|cancel\w*|called off|postponed|pushed back|"
-    r"rescheduled?|fell through|since then|left|broke up|split up|adopted|another)\b",
+    r"rescheduled?|fell through|since then|left|broke up|split up|adopted|another|nope|"
+    r"not any ?more|deferr\w*|pushing (?:it|that|the \w+)|outgrew|sold|dropped|upped|"
+    r"more like|done with|backed out|no more|separat\w+|except now)\b",
     re.IGNORECASE,
 )
 #: A cancellation, or a plan given a new date.
@@ -284,6 +286,15 @@ def read_slots(sentences: Iterable[str], subject: str | None,
             if st.value or st.cancels or (cls == "amount" and st.numbers):
                 out.setdefault(st.slot, st)
     return list(out.values())
+
+
+def reports_change(text: str) -> bool:
+    """Whether a statement says that something changed ("down to one cup", "we
+    outgrew the coworking space", "I deferred Chicago") and is not itself about
+    how things used to be ("I used to …", "back when …") or a question."""
+    text = text.strip()
+    return bool(text) and not text.endswith("?") and bool(_CHANGE_CUE.search(text)) \
+        and not _PAST.search(text)
 
 
 def _number_words(sentence: str) -> frozenset[str]:

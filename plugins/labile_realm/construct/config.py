@@ -27,6 +27,11 @@ class RealmConstructConfig:
             edge, and the validity contract on the old nodes
             (`labile_realm.construct.supersede`; off in the
             ``realm-no-supersede`` ablation).
+        implied_supersession: With ``supersession``, a turn that reports a change
+            without a slot statement ("nope, down to one cup") replaces the
+            earlier statement of its speaker closest to it in meaning
+            (`labile_realm.construct.supersede.implied_supersession`), when
+            their cosine is at least ``implied_min_similarity``.
         max_entity_sources: Cap on the observation ids an entity keeps.
 
     The keys ``extraction``, ``summary_words`` and ``context_turns`` (options
@@ -45,4 +50,6 @@ class RealmConstructConfig:
     structural_edges: bool = True
     episodes: bool = True
     supersession: bool = True
+    implied_supersession: bool = True
+    implied_min_similarity: float = attrs.field(default=0.4, validator=[ge(0.0), le(1.0)])
     max_entity_sources: int = attrs.field(default=50, validator=bounded(1, 100_000))

@@ -65,7 +65,11 @@ from labile_realm.construct.relations import (
 )
 from labile_realm.construct.resume import last_events, last_session
 from labile_realm.construct.rollback import Snapshot
-from labile_realm.construct.supersede import checked_supersessions, supersede_turn
+from labile_realm.construct.supersede import (
+    checked_supersessions,
+    implied_supersession,
+    supersede_turn,
+)
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.decisions import (
     BatchUnitExtractor,
@@ -335,11 +339,32 @@ class RealmExtractor:
             load=lambda ids: self._nodes(namespace, ids, batch),
             similarity=lambda other: cosine(event.embedding, other.embedding),
         )
+        # the slot rules' nodes are kept even when they replace nothing: the new
+        # event carries its statements (``slots``), from which the index is rebuilt
         for node in change.nodes:
             batch.nodes[node.id] = node
+        if not change.edges and self.config.implied_supersession:
+            change = implied_supersession(
+                batch.nodes.get(event.id, event),
+                lambda ev: self._similar_events(namespace, ev, batch),
+                min_similarity=self.config.implied_min_similarity)
+            for node in change.nodes:
+                batch.nodes[node.id] = node
         if change.edges:
             batch.counts["supersede"] += len(change.edges)
             self._apply_edges(namespace, list(change.edges), batch)
+
+    def _similar_events(self, namespace: str, event: Node,
+                        batch: WriteBatch) -> list[tuple[Node, float]]:
+        """Stored and pending events most similar to ``event``, with their cosine."""
+        if event.embedding is None:
+            return []
+        found = [(batch.nodes.get(n.id, n), float(sim)) for n, sim in self.store.vector_search(
+            namespace, event.embedding, _SIMILAR_EVENTS, where=NodeFilter(kinds={EVENT}))]
+        seen = {n.id for n, _ in found}
+        found += [(n, cosine(event.embedding, n.embedding)) for n in batch.nodes.values()
+                  if n.kind == EVENT and n.id not in seen and n.embedding is not None]
+        return found
 
     def _place(
         self,
@@ -571,3 +596,6 @@ def build(config: RealmConstructConfig, deps: Deps) -> RealmExtractor:
 
 
 __all__ = ["RealmConstructConfig", "RealmExtractor", "build"]
+
+#: How many stored events an implied change is compared with (the closest in meaning).
+_SIMILAR_EVENTS = 20

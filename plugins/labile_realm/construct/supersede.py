@@ -14,6 +14,14 @@ replaces:
   ``superseded_by`` = the new event (`labile.plugin.superseded`);
 * ends the old statement in the index, so it is compared no more.
 
+Most changes are not said as a slot statement ("we outgrew the coworking
+space, we signed a lease on our own office", "nope, down to one cup"). When
+the slot rules replace nothing, `implied_supersession` reads a turn that
+reports a change (`labile_realm.construct.change.reports_change`) as
+replacing the one earlier statement of the same speaker it is closest to in
+meaning, if that one is close enough: the change is about what was said
+there.
+
 Nothing is deleted or hidden: a superseded node stays findable as history.
 """
 
@@ -27,13 +35,13 @@ import attrs
 
 from labile.plugin import Node, superseded
 from labile.text.tokenize import content_words, stem
-from labile_realm.construct.change import SlotStatement, read_slots, replaces
+from labile_realm.construct.change import SlotStatement, read_slots, replaces, reports_change
 from labile_realm.construct.ops import EdgeOp
 from labile_realm.schema import EVENT, FACT, SUPERSEDES
 from labile_text.sentences import split_sentences
 
-__all__ = ["SLOTS_ATTR", "SlotEntry", "SlotIndex", "TurnChange", "checked_supersessions",
-           "supersede_turn"]
+__all__ = ["SLOTS_ATTR", "SlotEntry", "SlotIndex", "TurnChange",
+           "checked_supersessions", "implied_supersession", "supersede_turn"]
 
 #: Event attr listing the turn's slot statements (with carriers and whether each ended).
 SLOTS_ATTR: Final = "slots"
@@ -170,6 +178,55 @@ def supersede_turn(
                         f"before: {_quote(_sentence_of(load([old.event_id])))}",
         ))
     return TurnChange(nodes=tuple(changed.values()), edges=tuple(edges))
+
+
+def _statement_event(node: Node) -> bool:
+    """A turn's own event that states something (not a clause, not a question)."""
+    return node.kind == EVENT and not node.attrs.get("clause_of") \
+        and node.attrs.get("act") != "question"
+
+
+def implied_supersession(
+    event: Node,
+    nearest: Callable[[Node], Sequence[tuple[Node, float]]],
+    *,
+    min_similarity: float = 0.4,
+) -> TurnChange:
+    """A change told in passing: ``event`` replaces the earlier statement it is about.
+
+    Contract: ``event`` must be a statement (not a question, not a clause)
+    with a speaker that reports a change (`reports_change`); among
+    ``nearest(event)`` (nodes with their cosine to it), the most similar
+    earlier, still current statement event of the *same speaker* is replaced
+    when its cosine is at least ``min_similarity``. One node at most: the
+    closest is the statement the change is about, and a turn that reports a
+    change seldom ends two things. Nothing is replaced otherwise.
+
+    Returns:
+        The replaced node marked (`labile.plugin.superseded`) and the
+        ``supersedes`` edge, or an empty change.
+    """
+    speaker = event.attrs.get("speaker")
+    if not speaker or not _statement_event(event) or not reports_change(event.content or ""):
+        return TurnChange()
+    said = event.learned_at
+    best: tuple[Node, float] | None = None
+    for node, sim in nearest(event):
+        if node.id == event.id or node.attrs.get("speaker") != speaker \
+                or not _statement_event(node) or not node.learned_at < said \
+                or not node.is_current():
+            continue
+        if best is None or sim > best[1]:
+            best = (node, sim)
+    if best is None or best[1] < min_similarity:
+        return TurnChange()
+    old = best[0]
+    return TurnChange(
+        nodes=(superseded(old, event.id, said),),
+        edges=(EdgeOp(action="add", src=event.id, dst=old.id, predicate=SUPERSEDES, weight=0.6,
+                      description=f"{speaker} reported a change: now {_quote(event.content or '')}"
+                                  f"; before: {_quote(old.content or '')}"),),
+    )
 
 
 def checked_supersessions(

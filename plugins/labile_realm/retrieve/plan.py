@@ -26,6 +26,7 @@ import attrs
 from labile.plugin import Deps, Hit, Query
 from labile.text.tokenize import content_words
 from labile_realm.retrieve.question import QuestionReading, read_question
+from labile_realm.retrieve.validity import without_tense_cues
 from labile_realm.schema import (
     ENTITY,
     EPISODE,
@@ -325,9 +326,10 @@ class OfflinePlanner:
         pad = timedelta(days=cfg.time_padding_days)
         time_range = question_time_range(query.text, query.as_of, pad)
         anchors = reading.people if cfg.anchor_people else ()
-        texts = [query.text]
+        # the words that ask for the present select a value, they do not describe it
+        texts = [without_tense_cues(query.text)]
         if cfg.split_parts and len(reading.parts) > 1:
-            texts += [p for p in reading.parts if p != query.text]
+            texts += [without_tense_cues(p) for p in reading.parts if p != query.text]
         plans = []
         for text in texts[:max(1, max_plans)]:
             missing = [n for n in reading.names if n not in text]

@@ -13,7 +13,7 @@ live?", "What did he drink before?") by the value that was replaced.
   it and the history stays right below;
 * ``present`` (no cue of time): the same, but only among the nodes the
   search found (nothing is fetched: the question may well be about something
-  that never changed);
+  that never changed; ``fetch_present`` fetches as for ``now``);
 * ``then`` and ``dated`` (a past time named: "in 2022"): every current hit
   that replaced older ones has them just above it (fetched when missing), so
   the old value comes first and the new one right after;
@@ -33,7 +33,8 @@ from typing import Final, Literal
 from labile.plugin import Hit, Node, Reach, Store
 from labile_realm.schema import SUPERSEDES
 
-__all__ = ["Tense", "order_by_validity", "read_tense", "recency_prior"]
+__all__ = ["Tense", "demote_questions", "order_by_validity", "read_tense", "recency_prior",
+           "without_tense_cues"]
 
 #: ``now``: the question says it wants the present ("now", "still", "these days");
 #: ``present``: it asks in the present tense without saying so; ``then``: the past
@@ -60,6 +61,14 @@ _DATED: Final = re.compile(
     r"\b(?:in\s+(?:(?:early|late|mid)\s+)?(?:19|20)\d\d|last\s+(?:year|month|spring|summer|"
     r"fall|autumn|winter)|in\s+(?:january|february|march|april|may|june|july|august|"
     r"september|october|november|december)|ago)\b",
+    re.IGNORECASE,
+)
+#: The words of a present cue that say *when* a value holds, not *what* it is about:
+#: left out of the text a question is matched with ("Is she still at the bank?"
+#: matches "the bank", not every turn that says "still").
+_NOW_WORDS: Final = re.compile(
+    r"\b(?:right\s+now|just\s+now|now|currently|still|nowadays|these\s+days|anymore|"
+    r"any\s+more|at\s+the\s+moment|presently|at\s+present|any\s+longer)\b",
     re.IGNORECASE,
 )
 _WHEN: Final = re.compile(
@@ -99,6 +108,20 @@ def read_tense(question: str) -> Tense:
     if _PAST_EVENT.search(question):
         return "any"
     return "present"
+
+
+def without_tense_cues(question: str) -> str:
+    """``question`` without the words that ask for the present ("now", "still",
+    "these days", "at the moment"); the question itself when nothing is left.
+
+    Those words select *which* value is wanted (`read_tense` reads them), so
+    matching them against stored turns only finds turns that happen to say
+    "still" or "now" about something else.
+    """
+    stripped = " ".join(_NOW_WORDS.sub(" ", question).split())
+    stripped = re.sub(r"\s+([?.!,])", r"\1", stripped)
+    stripped = re.sub(r"[,;]+([?.!])", r"\1", stripped)  # "run, right now?" -> "run?"
+    return stripped if re.search(r"\w", stripped) else question
 
 
 def _known(node: Node, as_of: datetime) -> bool:
@@ -177,8 +200,25 @@ def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int,
         h.scores["recency"] = lean
 
 
+def demote_questions(hits: Sequence[Hit], tense: Tense, penalty: float) -> None:
+    """Lower, in place, the hits that only ask (``attrs["act"] == "question"``) by
+    ``penalty``, for a question about a value (any tense but ``any``).
+
+    "Are you still doing the 3 coffees?" shares every word with "How many
+    coffees does she drink now?" and states nothing: the value is in the
+    answer. A question about a time or an event (``any``) is left alone.
+    """
+    if tense == "any" or penalty <= 0:
+        return
+    for h in hits:
+        if h.node.attrs.get("act") == "question":
+            h.score -= penalty
+            h.scores["asks"] = -penalty
+
+
 def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tense,
-                      as_of: datetime, *, atom: str = "realm.aggregate") -> None:
+                      as_of: datetime, *, atom: str = "realm.aggregate",
+                      fetch_present: bool = False) -> None:
     """Order ``hits`` for a question about ``tense`` (module docstring), in place.
 
     Scores are edited and hits may be appended; the caller sorts afterwards.
@@ -195,7 +235,7 @@ def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tens
                 continue
             for end in _current_ends(store, namespace, h.node, as_of, cache):
                 # without a cue of the present, only what the search found is reordered
-                if tense == "now" or end.id in by_id:
+                if tense == "now" or fetch_present or end.id in by_id:
                     _lift(hits, by_id, end, h, atom)
         return
     current = [h for h in ranked if h.node.is_current(as_of)]

@@ -1,0 +1,183 @@
+"""Changes told in passing, and the retrieval rules for questions about now.
+
+* `implied_supersession`: a statement that reports a change replaces the one
+  earlier statement of its speaker closest to it in meaning, if close enough;
+* `without_tense_cues`: "now" / "still" select a value, they are not matched;
+* `demote_questions`: a turn that only asks states no value;
+* `order_by_validity(fetch_present=True)`: a present-tense question gets what
+  replaced a hit even when the search did not find it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from realm_helpers import T0, open_memory, session
+
+from labile._model import Node, NodeFilter
+from labile.plugin import Hit, Reach
+from labile_realm.construct.change import reports_change
+from labile_realm.construct.supersede import implied_supersession
+from labile_realm.retrieve.validity import (
+    demote_questions,
+    order_by_validity,
+    without_tense_cues,
+)
+from labile_realm.schema import EVENT, SUPERSEDES
+
+
+def _event(nid: str, text: str, days: int, speaker: str = "Ann", **attrs: Any) -> Node:
+    when = T0 + timedelta(days=days)
+    return Node(id=nid, kind=EVENT, content=text, time_start=when, created_at=when,
+                attrs={"speaker": speaker, "said_at": when.isoformat(), **attrs})
+
+
+NEW = _event("new", "nope, down to one cup in the morning now", 60)
+
+
+def _nearest(*pairs: tuple[Node, float]) -> Any:
+    return lambda _event: list(pairs)
+
+
+# -- implied supersession (unit) ----------------------------------------------------------
+def test_a_reported_change_replaces_the_closest_earlier_statement_of_its_speaker() -> None:
+    old = _event("old", "I'm at like 3 cups of coffee a day", 0)
+    other = _event("other", "I run twice a week", 5)
+    change = implied_supersession(NEW, _nearest((other, 0.45), (old, 0.6)))
+    assert [n.id for n in change.nodes] == ["old"]
+    marked = change.nodes[0]
+    assert marked.superseded_by == ("new",) and marked.valid_to == NEW.learned_at
+    assert [(e.src, e.dst, e.predicate) for e in change.edges] == [("new", "old", SUPERSEDES)]
+
+
+@pytest.mark.parametrize("old", [
+    _event("o", "I'm at 3 cups a day", 0, speaker="Bo"),                  # someone else
+    _event("o", "are you still on 3 cups a day?", 0, act="question"),     # asks, states nothing
+    _event("o", "I'm at 3 cups a day", 0, clause_of="x"),                 # a clause, not a turn
+    _event("o", "I'm at 3 cups a day", 90),                               # said later
+    _event("o", "I'm at 3 cups a day", 0, valid_to=T0.isoformat(),        # already replaced
+           superseded_by=["z"]),
+])
+def test_only_an_earlier_current_statement_of_the_same_speaker_is_replaced(old: Node) -> None:
+    assert implied_supersession(NEW, _nearest((old, 0.9))).edges == ()
+
+
+def test_nothing_is_replaced_below_the_threshold_or_without_a_cue() -> None:
+    old = _event("old", "I'm at 3 cups a day", 0)
+    assert implied_supersession(NEW, _nearest((old, 0.39)), min_similarity=0.4).edges == ()
+    plain = _event("plain", "one cup in the morning, green tea after lunch", 60)
+    assert implied_supersession(plain, _nearest((old, 0.9))).edges == ()
+    asked = _event("asked", "are you down to one cup now?", 60, act="question")
+    assert implied_supersession(asked, _nearest((old, 0.9))).edges == ()
+
+
+@pytest.mark.parametrize(("text", "change"), [
+    ("nope, down to one cup", True), ("we outgrew the coworking space", True),
+    ("I deferred Chicago to next year", True), ("sold the car!", True),
+    ("I used to drink four cups, now one", False),  # about how things were
+    ("are you still smoking?", False), ("the kitchen has blue tiles", False),
+])
+def test_what_reports_a_change(text: str, change: bool) -> None:
+    assert reports_change(text) is change
+
+
+_CANDIDATE = st.tuples(st.sampled_from(["Ann", "Bo"]), st.integers(-30, 30),
+                       st.floats(0.0, 1.0), st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_CANDIDATE, max_size=6), st.floats(0.0, 1.0))
+def test_at_most_one_replacement_and_only_a_licit_one(cands: list[Any], floor: float) -> None:
+    """Whatever the neighbours: one node at most, of the same speaker, said
+    before, a statement, the most similar such one, and at or above the floor."""
+    nodes = [(_event(f"n{i}", "I have a cat", 60 + d, speaker=who,
+                     **({"act": "question"} if asks else {})), sim)
+             for i, (who, d, sim, asks) in enumerate(cands)]
+    change = implied_supersession(NEW, _nearest(*nodes), min_similarity=floor)
+    assert len(change.nodes) == len(change.edges) <= 1
+    licit = [(n, s) for n, s in nodes if n.attrs["speaker"] == "Ann"
+             and n.learned_at < NEW.learned_at and n.attrs.get("act") != "question"]
+    if change.nodes:
+        best = max(s for _, s in licit)
+        replaced = next(s for n, s in licit if n.id == change.nodes[0].id)
+        assert replaced == best >= floor
+    else:
+        assert not licit or max(s for _, s in licit) < floor
+
+
+# -- implied supersession (construction) ----------------------------------------------------
+CHAT = [
+    (1, [("Ann", "we rent four desks at a coworking space downtown for the team"),
+         ("Bo", "how is the team doing?"),
+         ("Ann", "the team loves the pottery class on Thursdays")]),
+    (2, [("Ann", "we outgrew the coworking space downtown, the team has its own office now")]),
+]
+
+
+def _ingest(**extractor: Any) -> Any:
+    mem = open_memory(extractor={"type": "realm.construct", **extractor}) if extractor \
+        else open_memory()
+    for n, turns in CHAT:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+    return mem
+
+
+def _events(mem: Any) -> dict[str, Node]:
+    return {n.sources[0]: n for n in mem.store.iter_nodes("u", NodeFilter(kinds={EVENT}))
+            if not n.attrs.get("clause_of")}
+
+
+def test_a_change_told_in_passing_supersedes_what_it_is_about() -> None:
+    ev = _events(_ingest())
+    assert ev["D1:1"].superseded_by == (ev["D2:1"].id,)
+    assert ev["D1:3"].is_current() and ev["D1:2"].is_current()
+    assert ev["D2:1"].is_current()
+
+
+def test_implied_supersession_can_be_turned_off() -> None:
+    mem = _ingest(implied_supersession=False)
+    assert all(n.is_current() for n in mem.store.iter_nodes("u"))
+    assert not [e for e in mem.store.iter_edges("u") if e.predicate == SUPERSEDES]
+
+
+# -- retrieval ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("question", "stripped"), [
+    ("Is Diego still at the WeWork on Broadway?", "Is Diego at the WeWork on Broadway?"),
+    ("What does Aiko do these days?", "What does Aiko do?"),
+    ("Where is Ravi living at the moment?", "Where is Ravi living?"),
+    ("Does she still run, right now?", "Does she run?"),
+    ("Where does Ann live?", "Where does Ann live?"),
+    ("Now?", "Now?"),  # nothing would be left: the question as it is
+])
+def test_the_words_that_ask_for_now_are_not_matched(question: str, stripped: str) -> None:
+    assert without_tense_cues(question) == stripped
+
+
+def _hit(node: Node, score: float) -> Hit:
+    return Hit(node=node, score=score, via=Reach(atom="t"))
+
+
+def test_a_turn_that_only_asks_is_demoted_for_a_question_about_a_value() -> None:
+    asks = _hit(_event("q", "are you still on 3 cups?", 0, act="question"), 1.0)
+    says = _hit(_event("s", "down to one cup", 0), 0.9)
+    demote_questions([asks, says], "now", 0.3)
+    assert asks.score == pytest.approx(0.7) and says.score == pytest.approx(0.9)
+    for tense in ("any",):
+        untouched = _hit(_event("q", "are you still on 3 cups?", 0, act="question"), 1.0)
+        demote_questions([untouched], tense, 0.3)
+        assert untouched.score == 1.0
+
+
+def test_a_present_question_gets_what_replaced_a_hit_even_if_not_found() -> None:
+    mem = _ingest()
+    ev = _events(mem)
+    late = T0 + timedelta(days=90)
+    for fetch, expect in ((False, ["D1:1"]), (True, ["D2:1", "D1:1"])):
+        hits = [_hit(ev["D1:1"], 1.0)]
+        order_by_validity(mem.store, "u", hits, "present", late, fetch_present=fetch)
+        hits.sort(key=lambda h: -h.score)
+        assert [h.node.sources[0] for h in hits] == expect
