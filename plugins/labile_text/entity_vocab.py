@@ -58,6 +58,11 @@ ORG_CUES = wordset(
     centre group club church company foundation agency association society council
     committee department hospital clinic bank band team league union network studio
     studios press records labs magazine museum library charity shelter
+    health healthcare systems technologies technology tech software solutions consulting
+    partners capital media foods motors airlines airways insurance pharma therapeutics
+    analytics robotics energy logistics industries enterprises holdings ventures games
+    entertainment pictures bakery brewery brewing cafe café restaurant bistro diner gym
+    fitness pharmacy dental clinics hospitals group associates realty construction
     """
 )
 ORG_HEADS = frozenset({"university", "college", "bank", "church", "school", "academy"})
