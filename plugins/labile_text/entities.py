@@ -340,12 +340,19 @@ def named_entities(text: str) -> list[Entity]:
           sentence-initial single word is kept only if it is an acronym, also
           appears capitalised mid-sentence in the same text, or is a
           possessive followed by a content word ("Mel's dog");
-        * category: organisation cue words (University, Club, Inc, ...) ->
-          "organization"; place cue words (Lake, Street, ...) or a preceding
-          "in/to/from/at/near/visited" -> "place" (but "talked to X" -> person);
-          single CamelCase words ("YouTube") -> "organization"; acronyms,
-          holidays, numbers, "The ..." or more than three words -> "other";
-          remaining names -> "person";
+        * category, first rule that applies: an animal cue around the name
+          ("my dog X", "X barked", `labile_text.entity_types`) -> "animal";
+          an honorific -> "person"; organisation cue words in the name
+          (University, Club, Inc, Health, Labs, ...) -> "organization"; place
+          cue words (Lake, Street, ...) -> "place"; a work relation before it
+          ("works at X") -> "organization", a home or travel verb ("lives in
+          X") -> "place", an article or purchase ("a X", "bought X") ->
+          "other"; a preceding "in/to/from/at/near/visited" -> "place" (but
+          "talked to X" -> person); single CamelCase words ("YouTube") ->
+          "organization"; acronyms, holidays, numbers, "The ..." or more than
+          three words -> "other"; remaining names -> "person" (a guess,
+          ``cue == ""``); a mention that is only a guess takes the type of a
+          mention of the same name with evidence in the same text;
         * mentions are returned in text order, one per occurrence; a trailing
           possessive "'s" is excluded from ``name`` and ``span``, so
           ``text[span[0]:span[1]] == name`` always holds.
@@ -380,7 +387,29 @@ def named_entities(text: str) -> list[Entity]:
             )
             found.append(Entity(text[start:end], category, (start, end), cue))
     found.sort(key=lambda ent: ent.span)
-    return found
+    return _share_evidence(found)
+
+
+_GUESSES = frozenset({"", "form"})
+
+
+def _share_evidence(found: list[Entity]) -> list[Entity]:
+    """Type every mention of a name as its first mention with evidence in the same text.
+
+    "Yesterday Mochi knocked my mug over, Mochi is a cat": the second mention
+    says what both are.
+    """
+    evidence: dict[str, Entity] = {}
+    for ent in found:
+        if ent.cue not in _GUESSES and ent.category != "title":
+            evidence.setdefault(normalize_name(ent.name), ent)
+    if not evidence:
+        return found
+    out: list[Entity] = []
+    for ent in found:
+        best = evidence.get(normalize_name(ent.name)) if ent.cue in _GUESSES else None
+        out.append(attrs.evolve(ent, category=best.category, cue=best.cue) if best else ent)
+    return out
 
 
 _ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)+")
