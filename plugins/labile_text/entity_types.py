@@ -7,10 +7,12 @@ words are general English, not knowledge of particular names:
 
 * **animal**: an animal noun next to the name ("my dog Biscuit", "Biscuit, our
   cat", "Biscuit the beagle", "Biscuit is a beagle") or a verb only animals do
-  ("Biscuit barked", "Biscuit wagged");
+  ("Biscuit barked", "Biscuit wagged"), or a pronoun soon after that says so
+  ("walking Rufus tonight, he's a lab");
 * **organization**: a work relation before it ("works at", "a job at",
-  "hired by", "interview with") or a company word after it ("Acme Health",
-  "Brightline Labs", see `entity_vocab.ORG_CUES`);
+  "hired by", "interview with"; not "work with": as often a colleague) or a
+  company word after it ("Acme Health", "Brightline Labs", see
+  `entity_vocab.ORG_CUES`);
 * **place**: a home or travel verb before it ("live in", "moved to", "flew to",
   "born in"), which also overrides a company-looking name ("moved to Salt Lake");
 * **thing**: an indefinite article or a buying verb before it ("a Kindle",
@@ -57,10 +59,10 @@ _ANIMAL_PARTS: Final = r"paws?|tail|fur|leash|collar|kibble|litter(?:\s*box)?|ve
 _WORK_BEFORE: Final = (
     r"(?:work(?:s|ed|ing)?|job|jobs|position|role|internship|intern(?:ed|ing)?|"
     r"employed|started|start|starting|hired|interview(?:ed|ing)?|offer|contract|"
-    r"promoted|shift|shifts)"
+    r"promoted|shift|shifts|notice)"
 )
 _ORG_LEFT: Final = re.compile(
-    rf"\b(?:{_WORK_BEFORE}\s+(?:at|for|with)|hired\s+by|employed\s+by|"
+    rf"\b(?:{_WORK_BEFORE}\s+(?:at|for)|interview\s+with|hired\s+by|employed\s+by|"
     r"offer\s+from|quit|laid\s+off\s+(?:from|by)|founded|co-?founded|"
     r"(?:ceo|cto|manager|director|engineer|nurse|analyst|designer|boss|colleagues?|"
     r"coworkers?|co-workers?|team)\s+(?:at|of))\s+(?:the\s+)?$",
@@ -81,7 +83,13 @@ _THING_LEFT: Final = re.compile(
 )
 # "my dog Biscuit", "our new puppy, Pepper", "the cat Max"
 _ANIMAL_LEFT: Final = re.compile(
-    rf"\b(?:{_ANIMAL})(?:\s+(?:named|called))?\s*,?\s*$", re.IGNORECASE
+    rf"\b(?:{_ANIMAL})(?:\s+is)?(?:\s+officially)?(?:\s+(?:named|called))?\s*,?\s*$",
+    re.IGNORECASE,
+)
+# "walking Rufus at night. he's a lab": a pronoun later in the turn says what it is.
+_ANIMAL_PRONOUN: Final = re.compile(
+    rf"\b(?:he|she|it)(?:['’]s|\s+is|\s+was)\s+(?:a|an|my|our)\s+(?:\w+\s+)?(?:{_ANIMAL})\b",
+    re.IGNORECASE,
 )
 # "Biscuit, my dog", "Biscuit (our cat)", "Biscuit the beagle", "Biscuit is a beagle",
 # "Biscuit barked", "Biscuit's paws"
@@ -112,7 +120,8 @@ def type_by_context(text: str, start: int, end: int) -> tuple[str, str] | None:
     left = text[max(0, start - 60):start]
     right = text[end:end + 60]
     animal_right = _ANIMAL_RIGHT.match(right)
-    if _ANIMAL_LEFT.search(left) or animal_right is not None:
+    if (_ANIMAL_LEFT.search(left) or animal_right is not None
+            or _ANIMAL_PRONOUN.search(text, end, end + 120)):
         verb = animal_right is not None and re.match(rf"^\s+\w*\s*(?:{_ANIMAL_VERBS})", right,
                                                      re.IGNORECASE)
         return "animal", "animal-verb" if verb else "animal-noun"
@@ -126,9 +135,10 @@ def type_by_context(text: str, start: int, end: int) -> tuple[str, str] | None:
 
 
 # "I'm Elena", "my name is Elena", "call me Lena", "Elena here" — said by the speaker.
+# Not "this is X" / "it's X": chat uses them to show a photo or name a thing
+# ("this is Max!", "It's Seattle"), far more often than to introduce oneself.
 _INTRODUCTION_LEFT: Final = re.compile(
-    r"(?:^|[\s,.!?;:(])(?:i['’]m|i\s+am|my\s+name\s+is|my\s+name['’]s|call\s+me|"
-    r"this\s+is|it['’]s)\s+$",
+    r"(?:^|[\s,.!?;:(])(?:i['’]m|i\s+am|my\s+name\s+is|my\s+name['’]s|call\s+me)\s+$",
     re.IGNORECASE,
 )
 _INTRODUCTION_RIGHT: Final = re.compile(
@@ -140,9 +150,9 @@ def introduces_speaker(text: str, start: int, end: int) -> bool:
     """Whether the name ``text[start:end]`` is the speaker introducing themself.
 
     "Hi! I'm Elena.", "my name is Elena and …", "Elena here", "call me Lena":
-    the name follows "I'm" / "I am" / "my name is" / "call me" / "this is" and
-    ends its clause (so "I'm Elena's sister" and "I'm Elena Ferrante's fan" do
-    not count), or it opens the turn followed by "here".
+    the name follows "I'm" / "I am" / "my name is" / "call me" and ends its
+    clause (so "I'm Elena's sister" does not count), or it opens the turn
+    followed by "here".
     """
     right = text[end:end + 20]
     if right[:1] in {"'", "’"}:

@@ -65,7 +65,9 @@ ORG_CUES = wordset(
     fitness pharmacy dental clinics hospitals group associates realty construction
     """
 )
-ORG_HEADS = frozenset({"university", "college", "bank", "church", "school", "academy"})
+ORG_HEADS = frozenset(
+    {"university", "college", "bank", "church", "school", "academy", "cafe", "café"}
+)
 PLACE_CUES = wordset(
     """
     city town village street st avenue ave road rd boulevard park lake river mountain

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from realm_helpers import open_memory, session
 
+from labile._memory import Memory
 from labile._model import Node, NodeFilter
 from labile_realm.construct.identity import (
     INTRODUCTION,
@@ -22,11 +23,11 @@ from labile_realm.construct.units import ConversationState
 from labile_realm.schema import ENTITY
 
 
-def _entities(mem, ns: str = "u") -> list[Node]:
+def _entities(mem: Memory, ns: str = "u") -> list[Node]:
     return list(mem.store.iter_nodes(ns, NodeFilter(kinds={ENTITY})))
 
 
-def _named(mem, name: str, ns: str = "u") -> list[Node]:
+def _named(mem: Memory, name: str, ns: str = "u") -> list[Node]:
     key = name.casefold()
     return [n for n in _entities(mem, ns)
             if key in {str(n.attrs["name"]).casefold(),

@@ -59,6 +59,8 @@ def test_no_cue_gives_none() -> None:
         ("I'm Elena's sister.", "Elena", False),
         ("I'm meeting Elena tomorrow.", "Elena", False),
         ("Tell Elena I said hi.", "Elena", False),
+        ("I just got a puppy, this is Max!", "Max", False),
+        ("It's Seattle, my favourite city.", "Seattle", False),
     ],
 )
 def test_introduces_speaker(text: str, name: str, expected: bool) -> None:

@@ -12,9 +12,9 @@ around it ("my dog Biscuit", "works at Globex"), a self-introduction — is
   unless both sides have evidence for different categories ("Jordan" the
   person and "Jordan" the country stay two nodes, the second keyed
   ``"jordan|place"``);
-* **type upgrade**: a node typed by a guess takes the category of the first
-  mention with evidence ("Biscuit", then "my dog Biscuit": the node becomes an
-  animal);
+* **type upgrade**: a node takes the category of a mention typed by a
+  stronger cue (none < a preposition < evidence): "Biscuit", then "my dog
+  Biscuit" makes the node an animal, "Osaka", then "from Osaka" a place;
 * **speaker and name**: a speaker's self-introduction ("Hi, I'm Elena" said as
   ``user``) makes the name an alias of the speaker's node; an "Elena" node made
   before is not rewritten, the speaker's node lists it in ``same_as``, and the
@@ -64,6 +64,11 @@ def entity_type(node_attrs: Mapping[str, Any]) -> tuple[str, str]:
     return str(node_attrs.get("category", "")), str(node_attrs.get("category_cue", ""))
 
 
+def _strength(cue: str) -> int:
+    """0 for no cue, 1 for a preposition or the name's form, 2 for evidence."""
+    return 2 if has_evidence(cue) else int(cue == "form")
+
+
 def has_evidence(cue: str) -> bool:
     """Whether a cue is evidence for the category, not a guess."""
     return cue not in GUESS_CUES
@@ -90,14 +95,18 @@ def typed_key(key: str, category: str) -> str:
 def adopt_type(
     node_attrs: dict[str, Any], description: str, unit_attrs: Mapping[str, Any]
 ) -> str:
-    """Give a node typed by a guess the category a mention has evidence for.
+    """Give a node the category of a mention typed by a stronger cue.
+
+    Cues rank: none ("" — a bare capitalised name) < "form" (a preposition
+    before it: "from Osaka") < evidence. A node keeps its type against an
+    equal or weaker cue.
 
     Updates ``node_attrs`` in place and returns the description with the new
     category in place of the old one ("Biscuit (person), …" -> "Biscuit (animal), …").
     """
     old, old_cue = entity_type(node_attrs)
     new, new_cue = entity_type(unit_attrs)
-    if has_evidence(old_cue) or not has_evidence(new_cue) or not new or new == old:
+    if _strength(new_cue) <= _strength(old_cue) or not new or new == old:
         return description
     node_attrs["category"] = new
     node_attrs["category_cue"] = new_cue
