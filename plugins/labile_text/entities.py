@@ -103,6 +103,7 @@ def _is_common(token: str) -> bool:
         or low in COMMON
         or low in _MONTHS
         or low in _DAYS
+        or low.removesuffix("s") in _DAYS  # "Saturdays"
         or low == "i"
         or _INTERJECTION.fullmatch(low) is not None
     )

@@ -59,6 +59,15 @@ def test_a_guessed_person_becomes_an_animal_on_evidence() -> None:
     assert "(animal)" in nodes[0].description and "(person)" not in nodes[0].description
 
 
+def test_a_preposition_outranks_a_bare_guess() -> None:
+    mem = open_memory()
+    mem.add(session(1, [("Elena", "Honestly Osaka and Kenji keep me sane.")]), namespace="u")
+    assert [n.attrs["category"] for n in _named(mem, "Osaka")] == ["person"]
+    mem.add(session(2, [("Elena", "Kenji comes up from Osaka once a month.")]), namespace="u")
+    assert [n.attrs["category"] for n in _named(mem, "Osaka")] == ["place"]
+    assert [n.attrs["category"] for n in _named(mem, "Kenji")] == ["person"]
+
+
 def test_same_spelling_with_different_evidence_stays_two_nodes() -> None:
     mem = open_memory()
     mem.add(session(1, [("Elena", "I had an interview at Jordan yesterday, a small studio."),

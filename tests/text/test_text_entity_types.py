@@ -31,6 +31,11 @@ def _typed(text: str) -> list[tuple[str, str]]:
         ("My sister lives in Somerville now.", [("Somerville", "place")]),
         ("I finally bought a Kindle.", [("Kindle", "other")]),
         ("I talked to Caroline about it.", [("Caroline", "person")]),
+        ("Taking shifts with Sunita helps a lot.", [("Sunita", "person")]),
+        ("I work with Anna on Mondays.", [("Anna", "person")]),
+        ("I worked the late shift at Mistral.", [("Mistral", "organization")]),
+        ("I'm walking Rufus at night, he's a lab.", [("Rufus", "animal")]),
+        ("So the cat is officially Mango.", [("Mango", "animal")]),
     ],
 )
 def test_context_types_names(text: str, expected: list[tuple[str, str]]) -> None:
