@@ -83,6 +83,7 @@ def test_name_keys_drop_role_titles_only() -> None:
 
 @given(st.text(max_size=200))
 def test_every_mention_has_a_known_category_and_its_span(text: str) -> None:
+    """For any text, every mention's category is a known one and its span holds its name."""
     for ent in named_entities(text):
         assert ent.category in CATEGORIES
         assert text[ent.span[0]:ent.span[1]] == ent.name
@@ -90,6 +91,7 @@ def test_every_mention_has_a_known_category_and_its_span(text: str) -> None:
 
 @given(st.text(max_size=60))
 def test_name_keys_start_with_the_normal_form(name: str) -> None:
+    """For any name, the first key is its normal form and no key is empty."""
     keys = name_keys(name)
     assert keys == () or keys[0] == normalize_name(name)
     assert all(keys)
