@@ -173,3 +173,19 @@ def test_type_rules() -> None:
     moved = {"category": "place", "category_cue": "home-or-travel"}
     assert adopt_type(kept, "X (organization)", moved) == "X (organization)"
     assert kept["category"] == "organization"
+
+
+def test_the_index_rebuilt_in_any_order_sends_the_name_to_the_merged_node() -> None:
+    """Reopening a store indexes nodes in store order; either order gives the same index."""
+    mem = open_memory()
+    mem.add(session(1, [("user", "Can you help me plan a weekend?"),
+                        ("assistant", "Your friend said you are going to see Elena in Rome?"),
+                        ("user", "Hi, my name is Elena, by the way.")]), namespace="u")
+    nodes = _entities(mem)
+    user = next(n for n in nodes if n.attrs["name"] == "user")
+    for order in (nodes, list(reversed(nodes))):
+        state = ConversationState()
+        for node in order:
+            state.index_entity(node)
+        assert state.entity_index["elena"] == user.id
+        assert state.entity_index["user"] == user.id
