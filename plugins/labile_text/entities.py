@@ -33,12 +33,17 @@ from labile_text.entity_vocab import (
 from labile_text.names import ends_clause, is_acronym
 from labile_text.sentences import split_sentences
 
-__all__ = ["CATEGORIES", "Entity", "is_filler", "name_keys", "named_entities", "normalize_name"]
+__all__ = [
+    "CATEGORIES", "GUESS_CUES", "Entity", "is_filler", "name_keys", "named_entities",
+    "normalize_name",
+]
 
 
 CATEGORIES: frozenset[str] = frozenset(
     {"person", "animal", "place", "organization", "title", "other"}
 )
+#: `Entity.cue` values that only guess the category (a bare capitalised name, a preposition).
+GUESS_CUES: frozenset[str] = frozenset({"", "form"})
 
 
 def _check_category(_inst: object, _attr: object, value: str) -> None:
@@ -391,9 +396,6 @@ def named_entities(text: str) -> list[Entity]:
     return _share_evidence(found)
 
 
-_GUESSES = frozenset({"", "form"})
-
-
 def _share_evidence(found: list[Entity]) -> list[Entity]:
     """Type every mention of a name as its first mention with evidence in the same text.
 
@@ -402,13 +404,13 @@ def _share_evidence(found: list[Entity]) -> list[Entity]:
     """
     evidence: dict[str, Entity] = {}
     for ent in found:
-        if ent.cue not in _GUESSES and ent.category != "title":
+        if ent.cue not in GUESS_CUES and ent.category != "title":
             evidence.setdefault(normalize_name(ent.name), ent)
     if not evidence:
         return found
     out: list[Entity] = []
     for ent in found:
-        best = evidence.get(normalize_name(ent.name)) if ent.cue in _GUESSES else None
+        best = evidence.get(normalize_name(ent.name)) if ent.cue in GUESS_CUES else None
         out.append(attrs.evolve(ent, category=best.category, cue=best.cue) if best else ent)
     return out
 

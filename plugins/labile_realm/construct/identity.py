@@ -34,14 +34,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from labile.plugin import Node
-from labile_text.entities import normalize_name
+from labile_text.entities import GUESS_CUES, normalize_name
 from labile_text.entity_vocab import HONORIFICS
 
 if TYPE_CHECKING:
     from labile_realm.construct.units import ConversationState, Unit
 
 __all__ = [
-    "GUESS_CUES",
     "INTRODUCTION",
     "adopt_type",
     "entity_type",
@@ -55,8 +54,6 @@ __all__ = [
 
 #: The reason logged for an alias a speaker gave themself ("Hi, I'm Elena").
 INTRODUCTION = "self-introduction by the speaker"
-#: Cues that only guess a category (see the module docstring).
-GUESS_CUES = frozenset({"", "form"})
 
 
 def entity_type(node_attrs: Mapping[str, Any]) -> tuple[str, str]:
