@@ -30,6 +30,8 @@ Vector = NDArray[np.float32]
 #: Node attrs of the validity contract (docs/change.md).
 VALID_TO: Final = "valid_to"
 SUPERSEDED_BY: Final = "superseded_by"
+#: When a retention policy hid the node (ISO 8601; docs/retention.md).
+HIDDEN_AT: Final = "hidden_at"
 
 
 def _aware_time(raw: object) -> datetime | None:
@@ -250,6 +252,13 @@ class Node:
         if self.time_start is not None and self.time_start < self.created_at:
             return self.time_start
         return self.created_at
+
+    def is_hidden(self, at: datetime) -> bool:
+        """Whether a retention policy had hidden this node by ``at``
+        (``attrs["hidden_at"]`` ≤ ``at``): search leaves it out unless asked to
+        include hidden nodes; it stays stored and readable by id."""
+        when = _aware_time(self.attrs.get(HIDDEN_AT))
+        return when is not None and when <= at
 
     def is_current(self, as_of: datetime | None = None) -> bool:
         """Whether this node still holds: it has no ``valid_to``, or (given ``as_of``)

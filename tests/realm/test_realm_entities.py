@@ -8,13 +8,15 @@ alias of the speaker's node, logged so that `undo_merge` takes it back.
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from realm_helpers import open_memory, session
 
 from labile._memory import Memory
-from labile._model import Node, NodeFilter
+from labile._model import Node, NodeFilter, Observation
 from labile_realm.construct.identity import (
     INTRODUCTION,
+    ROLE_NAMED,
     adopt_type,
     types_conflict,
     undo_merge,
@@ -189,3 +191,30 @@ def test_the_index_rebuilt_in_any_order_sends_the_name_to_the_merged_node() -> N
             state.index_entity(node)
         assert state.entity_index["elena"] == user.id
         assert state.entity_index["user"] == user.id
+
+
+def _named_turns(number: int, turns: list[tuple[str, str, str]]) -> list[Observation]:
+    """Turns (role, speaker, text) as ingestion writes them once it knows a role's name."""
+    obs = session(number, [(speaker, text) for _, speaker, text in turns])
+    return [attrs.evolve(o, metadata={"role": role}) for o, (role, _, _) in zip(obs, turns,
+                                                                              strict=True)]
+
+
+def test_a_role_named_at_ingestion_joins_the_role_node() -> None:
+    mem = open_memory()
+    mem.add(session(1, [("user", "Can you help me plan meals this week?")]), namespace="u")
+    mem.add(_named_turns(2, [("user", "Elena", "Yesterday I started at Acme Health."),
+                             ("user", "Elena", "Biscuit loves the new park.")]), namespace="u")
+    nodes = _named(mem, "user")
+    assert len(nodes) == 1 and _named(mem, "Elena") == nodes
+    entry = next(m for m in nodes[0].attrs["merges"] if m["alias"] in {"user", "Elena"})
+    assert entry["reason"] in {ROLE_NAMED, "same normalised name or alias"}
+
+
+def test_two_people_writing_as_user_stay_two() -> None:
+    mem = open_memory()
+    mem.add(_named_turns(1, [("user", "Elena", "I moved to Denver last week."),
+                             ("user", "Sam", "I just started a new job at Globex.")]),
+            namespace="u")
+    assert len(_named(mem, "Elena")) == 1 and len(_named(mem, "Sam")) == 1
+    assert _named(mem, "Elena") != _named(mem, "Sam")

@@ -35,7 +35,8 @@ import attrs
 from labile.plugin import Deps, NoConfig, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
-from labile_realm.construct.identity import INTRODUCTION
+from labile_realm.construct.identity import INTRODUCTION, ROLE_NAMED
+from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, cut, passage_units
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
@@ -135,13 +136,21 @@ class OfflineUnitExtractor:
     Args:
         config: Extraction knobs.
         summary_words: Word budget of the running summary.
+        document_chars: A turn longer than this is built as a document
+            (`labile_realm.construct.passages`).
+        passage_chars: Longest passage of a document.
     """
 
     def __init__(
-        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200
+        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200,
+        document_chars: int = DOCUMENT_CHARS, passage_chars: int = PASSAGE_CHARS,
     ) -> None:
+        # The document sizes are constants, not config options: an option is part of the
+        # shape a store records, and a new one would refuse every store built before it.
         self.config = config or OfflineExtractionConfig()
         self.summary_words = summary_words
+        self.document_chars = document_chars
+        self.passage_chars = passage_chars
 
     def refresh_summary(self, state: ConversationState, sessions: Sequence[str]) -> None:
         """Rebuild the running summary from the sessions' keyphrase counts."""
@@ -157,6 +166,18 @@ class OfflineUnitExtractor:
         Returns:
             The units (event first), the questions the turn asks and its terms.
         """
+        text = obs.text or ""
+        if len(text) <= self.document_chars:
+            return self._extract_turn(obs, state)
+        # Document mode (`labile_realm.construct.passages`): the opening as a turn.
+        (_, end), *_ = cut(text, 0, self.document_chars)
+        out = self._extract_turn(attrs.evolve(obs, text=text[:end]), state)
+        event = out.units[0] if out.units and out.units[0].kind == EVENT else None
+        out.units.extend(passage_units(obs, event, end, self.passage_chars,
+                                       date_phrase(obs.timestamp)))
+        return out
+
+    def _extract_turn(self, obs: Observation, state: ConversationState) -> Extraction:
         cfg = self.config
         text = obs.text or ""
         caption = _caption(obs)
@@ -335,11 +356,15 @@ class OfflineUnitExtractor:
         key = normalize_name(speaker)
         if not key:
             return None
-        aliases = [n for n in introduced if normalize_name(n) != key]
+        why = {n: INTRODUCTION for n in introduced if normalize_name(n) != key}
+        role = _role_alias(obs, state)
+        if role is not None:
+            why[role] = ROLE_NAMED
+        aliases = list(why)
         first = key not in state.speakers and key not in state.entity_index
         if not first and not aliases:
             return None
-        called = f" (introduced as {', '.join(aliases)})" if aliases else ""
+        called = f" (also {', '.join(aliases)})" if aliases else ""
         unit_attrs: dict[str, object] = {
             "name": speaker, "aliases": aliases, "category": "person",
             "category_cue": "speaker", "role": "conversation participant",
@@ -348,14 +373,33 @@ class OfflineUnitExtractor:
             # Logged as merges from the start, so `undo_merge` can take them back
             # even when the speaker's node is created by this very turn.
             unit_attrs["merges"] = [
-                {"alias": a, "reason": INTRODUCTION, "sources": []} for a in aliases
+                {"alias": a, "reason": r, "sources": []} for a, r in why.items()
             ]
-            unit_attrs["introduced_as"] = aliases
+            unit_attrs["alias_reasons"] = why
         return Unit(
             kind=ENTITY, key=f"entity|{key}", name=speaker, content=speaker,
             description=f"{speaker}{called}: a person taking part in the conversation",
             keywords=(speaker, *aliases), sources=(obs.id,), attrs=unit_attrs,
         )
+
+
+def _role_alias(obs: Observation, state: ConversationState) -> str | None:
+    """The chat role a named speaker spoke as ("user" for Elena), unless already theirs.
+
+    Ingestion names a role's turns (`labile_io.speakers`) and keeps the role in
+    ``metadata["role"]``; turns said before the name was known made a node
+    named after the role. Whether the role may join this speaker (it must not
+    when another named person already wrote as it) is settled at decision
+    time (`labile_realm.construct.identity.settle_identity`).
+    """
+    role = obs.metadata.get("role") if obs.metadata else None
+    if not isinstance(role, str):
+        return None
+    key, rkey = normalize_name(obs.speaker or ""), normalize_name(role)
+    if not rkey or rkey == key:
+        return None
+    held = state.entity_index.get(rkey)
+    return None if held is not None and held == state.entity_index.get(key) else role
 
 
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "bye", "congrats", "dear", "yo",

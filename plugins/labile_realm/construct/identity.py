@@ -16,9 +16,11 @@ around it ("my dog Biscuit", "works at Globex"), a self-introduction — is
   stronger cue (none < a preposition < evidence): "Biscuit", then "my dog
   Biscuit" makes the node an animal, "Osaka", then "from Osaka" a place;
 * **speaker and name**: a speaker's self-introduction ("Hi, I'm Elena" said as
-  ``user``) makes the name an alias of the speaker's node; an "Elena" node made
-  before is not rewritten, the speaker's node lists it in ``same_as``, and the
-  index sends the name to the speaker's node from then on.
+  ``user``) makes the name an alias of the speaker's node, and a speaker that
+  ingestion named (``metadata["role"] == "user"``, speaker "Elena") takes the
+  role as an alias; a node made before under the other name is not rewritten,
+  the speaker's node lists it in ``same_as``, and the index sends both names
+  to the speaker's node from then on.
 
 Merges are non-destructive: content never changes, and every identity merge
 (one that adds an alias or a ``same_as``) is logged in the node's
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INTRODUCTION",
+    "ROLE_NAMED",
     "adopt_type",
     "entity_type",
     "has_evidence",
@@ -54,6 +57,8 @@ __all__ = [
 
 #: The reason logged for an alias a speaker gave themself ("Hi, I'm Elena").
 INTRODUCTION = "self-introduction by the speaker"
+#: The reason logged for the chat role a named speaker wrote as ("user" for Elena).
+ROLE_NAMED = "the speaker's chat role, named at ingestion"
 
 
 def entity_type(node_attrs: Mapping[str, Any]) -> tuple[str, str]:
@@ -118,8 +123,11 @@ def settle_identity(unit: Unit, state: ConversationState) -> None:
 
     * a name spelled like a node whose evidenced type differs gets the typed
       key (``"entity|jordan|place"``), hence a node id of its own;
-    * a name the speaker introduced themself by that already has another node
-      becomes a ``same_as`` link, logged with the alias.
+    * a name the speaker introduced themself by (or the chat role ingestion
+      named them from) that already has another node becomes a ``same_as``
+      link, logged with the alias — unless that node already carries another
+      person's name (two people who both wrote as ``user``): then the role
+      alias is dropped.
     """
     key = unit.key.removeprefix("entity|")
     category, cue = entity_type(unit.attrs)
@@ -127,6 +135,7 @@ def settle_identity(unit: Unit, state: ConversationState) -> None:
     if known is not None and types_conflict(state.entity_types.get(known), (category, cue)):
         unit.key = "entity|" + typed_key(key, category)
     own = state.entity_index.get(normalize_name(unit.name))
+    _drop_taken_roles(unit, state, own)
     same_as: list[str] = list(unit.attrs.get("same_as", ()))
     merges = [dict(m) for m in unit.attrs.get("merges", ())]
     for entry in merges:
@@ -137,6 +146,25 @@ def settle_identity(unit: Unit, state: ConversationState) -> None:
     if same_as:
         unit.attrs["same_as"] = same_as
         unit.attrs["merges"] = merges
+
+
+def _drop_taken_roles(unit: Unit, state: ConversationState, own: str | None) -> None:
+    """Drop a role alias whose node already has a person's name: two people wrote as it."""
+    taken = []
+    for entry in unit.attrs.get("merges", ()):
+        if entry.get("reason") != ROLE_NAMED:
+            continue
+        rkey = normalize_name(str(entry["alias"]))
+        held = state.entity_index.get(rkey)
+        if held is None or held == own:
+            continue
+        own_keys = {rkey, typed_key(rkey, "person")}
+        if any(v == held and k not in own_keys for k, v in state.entity_index.items()):
+            taken.append(entry["alias"])
+    if taken:
+        unit.attrs["aliases"] = [a for a in unit.attrs.get("aliases", ()) if a not in taken]
+        unit.attrs["merges"] = [m for m in unit.attrs["merges"] if m["alias"] not in taken]
+        unit.keywords = tuple(k for k in unit.keywords if k not in taken)
 
 
 def undo_merge(node: Node, alias: str) -> Node:

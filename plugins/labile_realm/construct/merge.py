@@ -9,7 +9,7 @@ import attrs
 
 from labile.plugin import Node
 from labile_realm.construct.decide_offline import NodeDecision
-from labile_realm.construct.identity import INTRODUCTION, adopt_type
+from labile_realm.construct.identity import adopt_type
 from labile_realm.construct.units import Unit
 from labile_realm.schema import ENTITY
 
@@ -59,7 +59,7 @@ def _merge_identity(
         if not alias or alias == name or alias in aliases:
             continue
         aliases.append(alias)
-        why = INTRODUCTION if alias in unit.attrs.get("introduced_as", ()) else reason
+        why = unit.attrs.get("alias_reasons", {}).get(alias, reason)
         entry: dict[str, Any] = {"alias": alias, "reason": why, "sources": added}
         if absorbed:
             entry["same_as"] = absorbed.pop(0)
