@@ -71,7 +71,12 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench serve", run=c.run_bench_serve, configure=c.bench_serve_options,
              help="requests/s and search latency of the MCP server over loopback HTTP, "
                   "against in-process Memory.search")
-    from labile_bench import graph
+    from labile_bench import entity_cli, graph
+
+    register("bench entities", run=entity_cli.run_entities_command,
+             configure=entity_cli.entity_options,
+             help="entity type precision / recall (labile_text, optionally spaCy) and merge "
+                  "precision on hand-judged samples")
 
     register("bench graph", run=graph.run_graph_command, configure=graph.graph_options,
              help="build a preset's graph of LoCoMo conversations: counts per predicate, "

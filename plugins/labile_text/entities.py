@@ -15,6 +15,7 @@ import attrs
 
 from labile.text.tokenize import STOPWORDS, is_stopword
 from labile_text.dates import MONTH_NUMBERS, WEEKDAY_NUMBERS
+from labile_text.entity_types import type_by_context
 from labile_text.entity_vocab import (
     COMMON,
     FILLER_VOCAB,
@@ -32,10 +33,17 @@ from labile_text.entity_vocab import (
 from labile_text.names import ends_clause, is_acronym
 from labile_text.sentences import split_sentences
 
-__all__ = ["CATEGORIES", "Entity", "is_filler", "named_entities", "normalize_name"]
+__all__ = [
+    "CATEGORIES", "GUESS_CUES", "Entity", "is_filler", "name_keys", "named_entities",
+    "normalize_name",
+]
 
 
-CATEGORIES: frozenset[str] = frozenset({"person", "place", "organization", "title", "other"})
+CATEGORIES: frozenset[str] = frozenset(
+    {"person", "animal", "place", "organization", "title", "other"}
+)
+#: `Entity.cue` values that only guess the category (a bare capitalised name, a preposition).
+GUESS_CUES: frozenset[str] = frozenset({"", "form"})
 
 
 def _check_category(_inst: object, _attr: object, value: str) -> None:
@@ -49,13 +57,21 @@ class Entity:
 
     Attributes:
         name: The surface form, verbatim from the text (possessive "'s" excluded).
-        category: One of "person", "place", "organization", "title", "other".
+        category: One of "person", "animal", "place", "organization", "title"
+            (a quoted work) and "other" (any other thing).
         span: ``(start, end)`` such that ``text[start:end] == name``.
+        cue: What typed it: "name-word" (the name's own words: "Dr.", "Health"),
+            a context cue of `labile_text.entity_types.type_by_context`
+            ("animal-noun", "work-relation" …), "form" (a preposition before
+            it, its capitals or digits), or "" when "person" is only the
+            default guess for a capitalised name — the one a later cue may
+            overrule.
     """
 
     name: str
     category: str = attrs.field(validator=_check_category)
     span: tuple[int, int]
+    cue: str = ""
 
 
 # A word with optional internal apostrophes, hyphens, periods or ampersands
@@ -92,6 +108,7 @@ def _is_common(token: str) -> bool:
         or low in COMMON
         or low in _MONTHS
         or low in _DAYS
+        or low.removesuffix("s") in _DAYS  # "Saturdays"
         or low == "i"
         or _INTERJECTION.fullmatch(low) is not None
     )
@@ -142,7 +159,7 @@ def _titles(text: str) -> list[Entity]:
         content = [t for t in toks[1:] if _lower(t) not in STOPWORDS]
         if sum(_is_capitalised(t) for t in content) * 2 < len(content):
             continue  # most content words lower-case: a quoted phrase, not a title
-        found.append(Entity(stripped, "title", (start, start + len(stripped))))
+        found.append(Entity(stripped, "title", (start, start + len(stripped)), "quoted"))
     return found
 
 
@@ -239,8 +256,38 @@ def _keep_group(group: list[_Tok], caps_mid: set[str]) -> bool:
     return is_acronym(word, plural=True) or word in caps_mid
 
 
-def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:  # noqa: PLR0911
-    """Category of a name group.
+def _name_category(group: list[_Tok]) -> str | None:
+    """The category the words of the name itself give: "Dr. Lee", "Acme Health", "Lake Tahoe"."""
+    lows = [_lower(_POSSESSIVE.sub("", t.text)) for t in group]
+    if lows[0] in HONORIFICS:
+        return "person"
+    if any(low in ORG_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in ORG_HEADS):
+        return "organization"
+    if any(low in HOLIDAYS for low in lows) or (len(lows) == 1 and lows[0] in NATIONALITIES):
+        return "other"
+    if any(low in PLACE_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in PLACE_HEADS):
+        return "place"
+    return None
+
+
+def _typed(
+    text: str, group: list[_Tok], before: list[_Tok], nxt: _Tok | None, span: tuple[int, int]
+) -> tuple[str, str]:
+    """Category and cue of a name group (see `named_entities` for the order of the rules)."""
+    context = type_by_context(text, *span)
+    if context is not None and context[0] == "animal":
+        return context
+    named = _name_category(group)
+    if named is not None:
+        return named, "name-word"
+    if context is not None:
+        return context
+    category = _categorise(group, before, nxt)
+    return category, "" if category == "person" else "form"
+
+
+def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
+    """Category of a name group from its form and the word before it.
 
     ``before`` are the sentence's tokens preceding the group, ``nxt`` the one after it.
     """
@@ -252,15 +299,6 @@ def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
     adjacent = all(t.gap.isspace() for t in [*before[k:], group[0]])
     prev = before[k - 1] if k > 0 and adjacent else None
     prev2 = before[k - 2] if k > 1 else None
-    lows = [_lower(_POSSESSIVE.sub("", t.text)) for t in group]
-    if lows[0] in HONORIFICS:
-        return "person"
-    if any(low in ORG_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in ORG_HEADS):
-        return "organization"
-    if any(low in HOLIDAYS for low in lows) or (len(lows) == 1 and lows[0] in NATIONALITIES):
-        return "other"
-    if any(low in PLACE_CUES for low in lows[1:]) or (len(lows) > 1 and lows[0] in PLACE_HEADS):
-        return "place"
     possessive = _POSSESSIVE.search(group[-1].text) is not None
     # "to a LGBTQ support group": after an article, a name followed by a plain
     # lower-case word modifies that noun, and the noun is the place.
@@ -292,7 +330,7 @@ def _categorise(group: list[_Tok], before: list[_Tok], nxt: _Tok | None) -> str:
         is_acronym(t.text, plural=True) or any(c.isdigit() for c in t.text) for t in group
     ):
         return "other"
-    if lows[0] == "the" or len(group) > 3:
+    if _lower(group[0].text) == "the" or len(group) > 3:
         return "other"
     return "person"
 
@@ -308,12 +346,19 @@ def named_entities(text: str) -> list[Entity]:
           sentence-initial single word is kept only if it is an acronym, also
           appears capitalised mid-sentence in the same text, or is a
           possessive followed by a content word ("Mel's dog");
-        * category: organisation cue words (University, Club, Inc, ...) ->
-          "organization"; place cue words (Lake, Street, ...) or a preceding
-          "in/to/from/at/near/visited" -> "place" (but "talked to X" -> person);
-          single CamelCase words ("YouTube") -> "organization"; acronyms,
-          holidays, numbers, "The ..." or more than three words -> "other";
-          remaining names -> "person";
+        * category, first rule that applies: an animal cue around the name
+          ("my dog X", "X barked", `labile_text.entity_types`) -> "animal";
+          an honorific -> "person"; organisation cue words in the name
+          (University, Club, Inc, Health, Labs, ...) -> "organization"; place
+          cue words (Lake, Street, ...) -> "place"; a work relation before it
+          ("works at X") -> "organization", a home or travel verb ("lives in
+          X") -> "place", an article or purchase ("a X", "bought X") ->
+          "other"; a preceding "in/to/from/at/near/visited" -> "place" (but
+          "talked to X" -> person); single CamelCase words ("YouTube") ->
+          "organization"; acronyms, holidays, numbers, "The ..." or more than
+          three words -> "other"; remaining names -> "person" (a guess,
+          ``cue == ""``); a mention that is only a guess takes the type of a
+          mention of the same name with evidence in the same text;
         * mentions are returned in text order, one per occurrence; a trailing
           possessive "'s" is excluded from ``name`` and ``span``, so
           ``text[span[0]:span[1]] == name`` always holds.
@@ -343,10 +388,31 @@ def named_entities(text: str) -> list[Entity]:
                 continue
             idx = sentence.index(group[-1]) + 1
             nxt = sentence[idx] if idx < len(sentence) else None
-            category = _categorise(group, sentence[: sentence.index(group[0])], nxt)
-            found.append(Entity(text[start:end], category, (start, end)))
+            category, cue = _typed(
+                text, group, sentence[: sentence.index(group[0])], nxt, (start, end)
+            )
+            found.append(Entity(text[start:end], category, (start, end), cue))
     found.sort(key=lambda ent: ent.span)
-    return found
+    return _share_evidence(found)
+
+
+def _share_evidence(found: list[Entity]) -> list[Entity]:
+    """Type every mention of a name as its first mention with evidence in the same text.
+
+    "Yesterday Mochi knocked my mug over, Mochi is a cat": the second mention
+    says what both are.
+    """
+    evidence: dict[str, Entity] = {}
+    for ent in found:
+        if ent.cue not in GUESS_CUES and ent.category != "title":
+            evidence.setdefault(normalize_name(ent.name), ent)
+    if not evidence:
+        return found
+    out: list[Entity] = []
+    for ent in found:
+        best = evidence.get(normalize_name(ent.name)) if ent.cue in GUESS_CUES else None
+        out.append(attrs.evolve(ent, category=best.category, cue=best.cue) if best else ent)
+    return out
 
 
 _ARTICLE = re.compile(r"^(?:(?:the|a|an)\s+)+")
@@ -371,6 +437,34 @@ def normalize_name(name: str) -> str:
     s = re.sub(r"['’.]", "", s)
     s = re.sub(r"[\W_]+", " ", s).strip()
     return _ARTICLE.sub("", s)
+
+
+#: Titles that name a role, not a family: "Dr. Lee" and "Lee" are one person, while
+#: "Mr. Lee" and "Mrs. Lee" are not, so only these are dropped for the short form.
+_ROLE_TITLES = frozenset({"dr", "doctor", "prof", "professor", "coach", "captain", "aunt",
+                          "uncle", "nurse", "officer"})
+
+
+def name_keys(name: str) -> tuple[str, ...]:
+    """The keys under which a name is the same referent: its normal form, then short forms.
+
+    "Dr. Lee" gives ``("dr lee", "lee")``; "Biscuit's" gives ``("biscuit",)``.
+    A role title ("Dr.", "Prof.", "Coach") is dropped for the short form; a
+    family title ("Mr.", "Mrs.") is not, since it tells two people apart.
+
+    Args:
+        name: A surface form.
+
+    Returns:
+        One or two keys, the full one first (none for an empty name).
+    """
+    key = normalize_name(name)
+    if not key:
+        return ()
+    first, _, rest = key.partition(" ")
+    if first in _ROLE_TITLES and rest:
+        return (key, rest)
+    return (key,)
 
 
 def is_filler(text: str) -> bool:

@@ -58,9 +58,16 @@ ORG_CUES = wordset(
     centre group club church company foundation agency association society council
     committee department hospital clinic bank band team league union network studio
     studios press records labs magazine museum library charity shelter
+    health healthcare systems technologies technology tech software solutions consulting
+    partners capital media foods motors airlines airways insurance pharma therapeutics
+    analytics robotics energy logistics industries enterprises holdings ventures games
+    entertainment pictures bakery brewery brewing cafe café restaurant bistro diner gym
+    fitness pharmacy dental clinics hospitals group associates realty construction
     """
 )
-ORG_HEADS = frozenset({"university", "college", "bank", "church", "school", "academy"})
+ORG_HEADS = frozenset(
+    {"university", "college", "bank", "church", "school", "academy", "cafe", "café"}
+)
 PLACE_CUES = wordset(
     """
     city town village street st avenue ave road rd boulevard park lake river mountain

@@ -31,6 +31,12 @@ import attrs
 from labile.plugin import Deps, Node
 from labile.text.tokenize import content_words
 from labile_realm.construct.facts import single_valued
+from labile_realm.construct.identity import (
+    entity_type,
+    settle_identity,
+    titles_clash,
+    types_conflict,
+)
 from labile_realm.construct.neighbourhood import Candidate
 from labile_realm.construct.ops import EdgeAction, EdgeOp, NodeDecision, NodeOp
 from labile_realm.construct.relations import (
@@ -51,7 +57,7 @@ from labile_realm.schema import (
     SUPERSEDES,
     VERIFIES,
 )
-from labile_text.entities import normalize_name
+from labile_text.entities import name_keys, normalize_name
 
 __all__ = [
     "EdgeAction", "EdgeOp", "NodeDecision", "NodeOp", "OfflineDecisionConfig",
@@ -135,10 +141,14 @@ class OfflineNodeDecider:
                 return NodeDecision(op="skip", target=c.node.id, related=related,
                                     reason="identical content from the same turns")
         if unit.kind == ENTITY:
+            settle_identity(unit, state)
             names = [unit.name, *unit.attrs.get("aliases", ())]
-            for name in names:
-                target = state.entity_index.get(normalize_name(name))
-                if target is not None:
+            keys = [unit.key.removeprefix("entity|"), *(k for n in names for k in name_keys(n))]
+            for key in keys:
+                target = state.entity_index.get(key)
+                if target is not None and not types_conflict(
+                    state.entity_types.get(target), entity_type(unit.attrs)
+                ):
                     known = next((c.node for c in candidates if c.node.id == target), None)
                     if known is not None and set(unit.sources) <= set(known.sources):
                         return NodeDecision(op="skip", target=target, related=related,
@@ -153,7 +163,8 @@ class OfflineNodeDecider:
             for c in same_kind:
                 if c.similarity >= cfg.entity_merge_similarity and words & _name_words(
                     str(c.node.attrs.get("name", c.node.content))
-                ):
+                ) and not types_conflict(entity_type(c.node.attrs), entity_type(unit.attrs)) \
+                        and not titles_clash(unit.name, str(c.node.attrs.get("name", ""))):
                     return NodeDecision(op="modify", target=c.node.id, related=related,
                                         reason="similar entity sharing a name word")
             return NodeDecision(op="add", related=related, reason="new entity")

@@ -35,11 +35,13 @@ from attrs.validators import ge, le
 from labile.plugin import Deps, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
+from labile_realm.construct.identity import INTRODUCTION, ROLE_NAMED
 from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, cut, passage_units
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
 from labile_text.entities import Entity, is_filler, named_entities, normalize_name
+from labile_text.entity_types import introduces_speaker
 from labile_text.keywords import keyphrases
 from labile_text.names import is_vocative
 from labile_text.sentences import split_sentences
@@ -316,21 +318,24 @@ class OfflineUnitExtractor:
         self, obs: Observation, ents: list[Entity], state: ConversationState,
         sentences: list[str],
     ) -> list[Unit]:
+        """One unit per named thing, typed; the speaker's own unit carries a self-introduction.
+
+        A name the speaker introduces themself by is an alias on the speaker's
+        unit, not a unit of its own; the node decision settles the rest of
+        its identity (`labile_realm.construct.identity.settle_identity`).
+        """
         units: dict[str, Unit] = {}
-        speaker = obs.speaker or ""
-        key = normalize_name(speaker)
-        if key and key not in state.speakers and key not in state.entity_index:
-            units[key] = Unit(
-                kind=ENTITY, key=f"entity|{key}", name=speaker, content=speaker,
-                description=f"{speaker}: a person taking part in the conversation",
-                keywords=(speaker,), sources=(obs.id,),
-                attrs={"name": speaker, "aliases": [], "category": "person",
-                       "role": "conversation participant"},
-            )
         text = obs.text
+        speaker = obs.speaker or ""
+        introduced = [e for e in ents if speaker and e.category == "person"
+                      and introduces_speaker(text, *e.span)]
+        speaker_unit = self._speaker_unit(obs, state, [e.name for e in introduced])
+        if speaker_unit is not None:
+            units[normalize_name(speaker)] = speaker_unit
+        said_names = {normalize_name(e.name) for e in introduced}
         for ent in ents:
             key = normalize_name(ent.name)
-            if not key or key in units or len(key) < 2:
+            if not key or key in units or key in said_names or len(key) < 2:
                 continue
             if ent.category == "person" and is_vocative(
                 text, *ent.span, cues=_GREETINGS, cue_match="suffix"
@@ -343,9 +348,64 @@ class OfflineUnitExtractor:
                 kind=ENTITY, key=f"entity|{key}", name=ent.name, content=ent.name,
                 description=f"{ent.name} ({ent.category}), {role}",
                 keywords=(ent.name,), sources=(obs.id,),
-                attrs={"name": ent.name, "aliases": [], "category": ent.category, "role": role},
+                attrs={"name": ent.name, "aliases": [], "category": ent.category,
+                       "category_cue": ent.cue, "role": role},
             )
         return list(units.values())
+
+    @staticmethod
+    def _speaker_unit(
+        obs: Observation, state: ConversationState, introduced: list[str]
+    ) -> Unit | None:
+        """The speaker's unit: on their first turn, or when they introduce themself by name."""
+        speaker = obs.speaker or ""
+        key = normalize_name(speaker)
+        if not key:
+            return None
+        why = {n: INTRODUCTION for n in introduced if normalize_name(n) != key}
+        role = _role_alias(obs, state)
+        if role is not None:
+            why[role] = ROLE_NAMED
+        aliases = list(why)
+        first = key not in state.speakers and key not in state.entity_index
+        if not first and not aliases:
+            return None
+        called = f" (also {', '.join(aliases)})" if aliases else ""
+        unit_attrs: dict[str, object] = {
+            "name": speaker, "aliases": aliases, "category": "person",
+            "category_cue": "speaker", "role": "conversation participant",
+        }
+        if aliases:
+            # Logged as merges from the start, so `undo_merge` can take them back
+            # even when the speaker's node is created by this very turn.
+            unit_attrs["merges"] = [
+                {"alias": a, "reason": r, "sources": []} for a, r in why.items()
+            ]
+            unit_attrs["alias_reasons"] = why
+        return Unit(
+            kind=ENTITY, key=f"entity|{key}", name=speaker, content=speaker,
+            description=f"{speaker}{called}: a person taking part in the conversation",
+            keywords=(speaker, *aliases), sources=(obs.id,), attrs=unit_attrs,
+        )
+
+
+def _role_alias(obs: Observation, state: ConversationState) -> str | None:
+    """The chat role a named speaker spoke as ("user" for Elena), unless already theirs.
+
+    Ingestion names a role's turns (`labile_io.speakers`) and keeps the role in
+    ``metadata["role"]``; turns said before the name was known made a node
+    named after the role. Whether the role may join this speaker (it must not
+    when another named person already wrote as it) is settled at decision
+    time (`labile_realm.construct.identity.settle_identity`).
+    """
+    role = obs.metadata.get("role") if obs.metadata else None
+    if not isinstance(role, str):
+        return None
+    key, rkey = normalize_name(obs.speaker or ""), normalize_name(role)
+    if not rkey or rkey == key:
+        return None
+    held = state.entity_index.get(rkey)
+    return None if held is not None and held == state.entity_index.get(key) else role
 
 
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "bye", "congrats", "dear", "yo",

@@ -397,6 +397,8 @@ class RealmExtractor:
                         error=str(exc)[:300])
             return None, [], None
         batch.counts[decision.op] += 1
+        if unit.kind == ENTITY:
+            nid = unit_id(unit)  # the decision may key a same-named entity apart (identity.py)
         node = self._execute(namespace, unit, vec, nid, decision, cands, batch)
         if node is None:
             return None, [], None

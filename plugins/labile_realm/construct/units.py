@@ -16,8 +16,9 @@ from typing import Any
 import attrs
 
 from labile.plugin import Node, Observation
+from labile_realm.construct.identity import entity_type, typed_key
 from labile_realm.construct.supersede import SlotIndex
-from labile_text.entities import normalize_name
+from labile_text.entities import name_keys, normalize_name
 
 
 @attrs.frozen
@@ -108,7 +109,9 @@ class ConversationState:
         recent: The last observations (c_t), oldest first.
         touched: Ids of recently created or changed nodes (N_recent), oldest first.
         speakers: Speaker names seen so far (normalised name -> surface form).
-        entity_index: Normalised entity name or alias -> entity node id.
+        entity_index: Normalised entity name, alias or short form -> entity node id
+            (`labile_realm.construct.identity`).
+        entity_types: Entity node id -> its ``(category, cue)``.
         session_terms: Session key -> keyphrase counts (for the episode description).
         session_turns: Session key -> observation ids of the session's events.
         session_span: Session key -> (first, last) observation timestamp.
@@ -123,6 +126,7 @@ class ConversationState:
     touched: deque[str] = attrs.field(factory=lambda: deque(maxlen=24))
     speakers: dict[str, str] = attrs.field(factory=dict)
     entity_index: dict[str, str] = attrs.field(factory=dict)
+    entity_types: dict[str, tuple[str, str]] = attrs.field(factory=dict)
     session_terms: dict[str, Counter[str]] = attrs.field(factory=dict)
     session_turns: dict[str, list[str]] = attrs.field(factory=dict)
     session_span: dict[str, tuple[datetime, datetime]] = attrs.field(factory=dict)
@@ -158,12 +162,23 @@ class ConversationState:
         return None, ()
 
     def index_entity(self, node: Node) -> None:
-        """Index an entity node by its normalised name and aliases."""
+        """Index an entity node by its names, aliases, short forms and typed keys.
+
+        The first node to claim a key keeps it, except that a node naming the
+        holder in its ``same_as`` takes it over (a speaker who introduced
+        themself by a name that already had a node).
+        """
+        category, cue = entity_type(node.attrs)
+        self.entity_types[node.id] = (category, cue)
+        absorbed = set(node.attrs.get("same_as", ()))
         names = [node.attrs.get("name", ""), *node.attrs.get("aliases", ())]
         for name in names:
-            key = normalize_name(str(name))
-            if key:
-                self.entity_index.setdefault(key, node.id)
+            keys = name_keys(str(name))
+            for key in (*keys, *(typed_key(k, category) for k in keys[:1] if category)):
+                if self.entity_index.get(key) in absorbed:
+                    self.entity_index[key] = node.id
+                else:
+                    self.entity_index.setdefault(key, node.id)
 
     def remember(self, obs: Observation, questions: tuple[str, ...], event_id: str | None) -> None:
         """Append ``obs`` to the recent context."""
