@@ -121,6 +121,8 @@ def test_a_cut_vector_is_layer_normalised_then_cut_then_normalised(scripted: Scr
 def test_batches_are_length_sorted_and_rows_keep_their_order(
     texts: list[str], batch: int,
 ) -> None:
+    """For any texts and batch size: each row is its own text's vector (order kept), no
+    forward pass holds more than ``batch_size`` texts, and passes go from short to long."""
     model = Scripted()
     emb = _embedder(batch_size=batch)
     emb._loaded = _Loaded(model.encode)
