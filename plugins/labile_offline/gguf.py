@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import attrs
 import numpy as np
@@ -38,7 +38,6 @@ __all__ = ["RUNTIME_HINTS", "GGUFConfig", "GGUFEmbedder"]
 
 log = get_logger(__name__)
 
-Runtime = Literal["auto", "ggmbed", "llama-cpp"]
 #: What to install for each runtime.
 RUNTIME_HINTS: Final = {
     "ggmbed": "pip install ggmbed==0.2.1",
