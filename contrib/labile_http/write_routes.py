@@ -18,11 +18,12 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from labile.plugin import Observation, OperationReport
+from labile.plugin import InputError, Observation, OperationReport
 from labile_http import views
 from labile_http.context import NAMESPACE, Param, context, endpoint
 from labile_http.errors import ApiError, Params, body_field, check_fields, json_body
 from labile_io.formats import FORMATS
+from labile_io.speakers import name_with_stored_async, parse_speakers
 from labile_mcp.convert import messages_to_observations
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ ADD_BODY: dict[str, Any] = {
                  "add` reads it."},
         "format": {"type": "string", "enum": list(FORMATS),
                    "description": "The chat log's format (with file)."},
+        "speakers": {"type": "object", "additionalProperties": {"type": "string"},
+                     "description": "Who the roles are, e.g. {\"user\": \"Elena\"}: their "
+                     "turns are stored under that name (the role is kept in metadata). "
+                     "Default: a role is named by the log's 'name' field or by a "
+                     "self-introduction (\"I'm Elena\") in this or an earlier add; a role "
+                     "mapped to itself undoes that."},
     }}
 
 
@@ -73,7 +80,7 @@ def _messages(body: dict[str, Any], max_chars: int) -> list[dict[str, Any]]:
     return items
 
 
-def _file(body: dict[str, Any]) -> list[Observation]:
+def _file(body: dict[str, Any], speakers: dict[str, str]) -> list[Observation]:
     from labile_io.formats import ReadOptions, read_file
 
     text = body_field(body, "file", str)
@@ -85,12 +92,20 @@ def _file(body: dict[str, Any]) -> list[Observation]:
         path = Path(tmp) / f"upload.{'jsonl' if fmt == 'jsonl' else 'json'}"
         path.write_text(text, encoding="utf-8")
         conversations = read_file(path, fmt, ReadOptions(default_time=datetime.now(UTC),
-                                                         tz=UTC))
+                                                         tz=UTC, speakers=speakers))
     if len(conversations) == 1:
         return list(conversations[0].observations)
     # Several conversations into one namespace: keep their ids apart (as `labile add -n`).
     return [attrs.evolve(o, id=f"{c.namespace}:{o.id}") for c in conversations
             for o in c.observations]
+
+
+def _speakers(body: dict[str, Any]) -> dict[str, str]:
+    raw = body_field(body, "speakers", dict) or {}
+    try:
+        return parse_speakers(raw)
+    except InputError as exc:
+        raise ApiError(400, str(exc), "speakers") from None
 
 
 @endpoint("POST", "/api/add", "Remember chat turns, a note, or a chat log in any format "
@@ -99,13 +114,14 @@ async def add(request: Request) -> Response:
     ctx, p = context(request), Params(request.query_params)
     ns = ctx.namespace(p.text("namespace"))
     body = await json_body(request)
-    check_fields(body, ("messages", "text", "file", "format"))
+    check_fields(body, ("messages", "text", "file", "format", "speakers"))
+    speakers = _speakers(body)
     given = [k for k in ("messages", "text", "file") if body.get(k) is not None]
     if len(given) != 1:
         raise ApiError(400, "give exactly one of 'messages' (chat turns), 'text' (a note) or "
                        "'file' (a chat log, with 'format')", given[1] if given else "messages")
     if given[0] == "file":
-        batch = await ctx.in_thread(_file, body)
+        batch = await ctx.in_thread(_file, body, speakers)
         for obs in batch:
             ctx.check_text(obs.text, "file")
     else:
@@ -122,6 +138,7 @@ async def add(request: Request) -> Response:
         raise ApiError(413, f"{len(batch)} turns in one request; this server accepts at most "
                        f"{ctx.policy.max_messages} (--max-messages): send them in parts",
                        given[0])
+    batch = await name_with_stored_async(ctx.amem, ns, batch, speakers)
     report = await ctx.amem.add(batch, namespace=ns)
     log.info("http_add namespace=%s added=%d already=%d", ns, len(report.added),
              len(report.skipped_existing))

@@ -9,11 +9,15 @@ Pure functions over plain data, so they are tested without a server.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import attrs
+
 from labile.plugin import InputError, Observation
+from labile_io.speakers import ROLE_KEY
 
 #: The prefix of ids derived for messages sent without one.
 DERIVED_ID_PREFIX = "mcp-"
@@ -34,11 +38,21 @@ def parse_time(value: str, what: str) -> datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def derive_id(*, content: str, speaker: str | None, timestamp: datetime,
-              session: str | None) -> str:
-    """A stable id for a message sent without one: the same message, sent again
-    with the same time, gets the same id, so re-sending adds nothing."""
-    key = "\x1f".join((timestamp.isoformat(), speaker or "", session or "", content))
+def derive_id(*, content: str, speaker: str | None, timestamp: datetime | None,
+              session: str | None, occurrence: int = 0) -> str:
+    """A stable id for a message sent without one, from what the caller sent: its role,
+    session and content, its time only when one was given (``None``: a time
+    defaulted to now is not part of it), and ``occurrence``, how many identical
+    messages came before it in the same call.
+
+    So re-sending a message adds nothing, with or without a time: a note sent
+    twice without a time is one memory (give it a time or an id to keep a
+    repeat), while "ok" said twice in one call is two turns.
+    """
+    parts = [timestamp.isoformat() if timestamp else "", speaker or "", session or "", content]
+    if occurrence:
+        parts.append(str(occurrence))  # the first keeps the id earlier versions derived
+    key = "\x1f".join(parts)
     return DERIVED_ID_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
 
 
@@ -49,14 +63,15 @@ def messages_to_observations(
     ``id``, ``session``), in order.
 
     Messages without a time get ``now`` plus one microsecond per position, so
-    their order survives; exact repeats (same id, same turn) within the call
-    are kept once.
+    their order survives; ids are derived as `derive_id` says; a message whose
+    own id repeats an earlier one of the call with the same turn is kept once.
 
     Raises:
         InputError: a time is not ISO 8601, a message is empty, or two messages
             share an id but not their content, role, session or time.
     """
     out: dict[str, tuple[int, Observation, bool]] = {}
+    seen: Counter[tuple[str | None, ...]] = Counter()
     for i, msg in enumerate(messages):
         content = msg["content"]
         if not content.strip():
@@ -66,8 +81,11 @@ def messages_to_observations(
         time = msg.get("time")
         stamp = (parse_time(time, f"messages[{i}].time") if time
                  else now + timedelta(microseconds=i))
-        obs_id = msg.get("id") or derive_id(content=content, speaker=speaker,
-                                            timestamp=stamp, session=session)
+        same = (content, speaker, session, time or None)
+        obs_id = msg.get("id") or derive_id(
+            content=content, speaker=speaker, session=session, occurrence=seen[same],
+            timestamp=stamp if time else None)
+        seen[same] += 1
         obs = Observation(id=obs_id, text=content, timestamp=stamp, speaker=speaker,
                           session=session)
         if obs_id not in out:
@@ -101,6 +119,8 @@ def conflicts_with_stored(messages: Sequence[Mapping[str, Any]],
         if old is None:
             continue
         time = msg.get("time")
+        if isinstance(old.metadata.get(ROLE_KEY), str):  # stored under the person's name
+            old = attrs.evolve(old, speaker=old.metadata[ROLE_KEY])
         new = Observation(id=old.id, text=msg["content"], speaker=msg.get("role") or None,
                           session=msg.get("session") or None,
                           timestamp=parse_time(time, f"messages[{i}].time") if time

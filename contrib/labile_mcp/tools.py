@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import labile
 from labile import AsyncMemory, result_to_dict, source_ids
 from labile.plugin import DEFAULT_K, Observation
+from labile_io.speakers import name_with_stored_async
 from labile_mcp.convert import conflicts_with_stored, messages_to_observations, parse_time
 from labile_mcp.lifecycle import add_lifecycle_tools
 from labile_mcp.policy import ServePolicy
@@ -50,7 +51,8 @@ class ChatMessage(BaseModel):
                              "(2024-05-01T14:30:00+02:00); no zone means UTC; default now.")
     id: str | None = Field(None, description="Your stable id: re-sending the same turn with "
                            "it adds nothing; another turn under an id already used is "
-                           "refused. Default: derived from time, role and content.")
+                           "refused. Default: derived from role, session, content and the time "
+                           "if given (so re-sending an undated turn adds nothing).")
     session: str | None = Field(None, description="A conversation or session key.")
 
 
@@ -69,6 +71,11 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
             description="Chat turns, oldest first. Give this or 'text'.")] = None,
         text: Annotated[str | None, Field(
             description="A plain note to remember (one turn). Give this or 'messages'.")] = None,
+        speakers: Annotated[dict[str, str] | None, Field(
+            description="Who the roles are, e.g. {\"user\": \"Elena\"}: their turns are "
+                        "stored under that name (the role is kept). Default: a role is "
+                        "named by a self-introduction (\"I'm Elena\") in this or an earlier "
+                        "call; a role mapped to itself undoes that.")] = None,
         namespace: Namespace = None,
     ) -> dict[str, Any]:
         ns = policy.namespace(namespace)
@@ -82,6 +89,7 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
             raise ToolError(f"{len(items)} messages in one call; this server accepts at most "
                             f"{policy.max_messages} (--max-messages): send them in parts")
         batch = messages_to_observations(items, now=datetime.now(UTC))
+        batch = await name_with_stored_async(memory, ns, batch, speakers)
         # An id already stored with other content would be skipped as "already stored":
         # refuse it instead, so a caller never believes a turn was kept that was not.
         # (A concurrent call can still store the id between this read and the add.)
@@ -127,11 +135,13 @@ def build_server(memory: AsyncMemory, policy: ServePolicy) -> MCPServer:
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     server.add_tool(add_memories, description=(
         "Remember chat turns (with optional role, ISO time and id) or a plain text. "
-        "Re-sending a turn with the same id (or the same time, role and content) adds "
-        f"nothing. Returns the ids added. {ns_help}"),
-        # Not idempotent as a whole: a turn sent without a time is dated now, afresh.
+        "Re-sending a turn with the same id (or the same role, content and time, if "
+        "given) adds nothing; 'speakers' names who the roles are. Returns the ids added. "
+        f"{ns_help}"),
+        # Idempotent: a turn's id never depends on when it arrives (a defaulted time is
+        # not part of a derived id), so the same call again adds nothing.
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                    idempotent_hint=False, open_world_hint=False))
+                                    idempotent_hint=True, open_world_hint=False))
     server.add_tool(search_memory, description=(
         "Search the memory. Returns up to k hits, best first: the remembered text, when "
         "it was said and what time it is about, whether it is still current, how it was "

@@ -25,7 +25,7 @@ store records (`labile._recorded`).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, get_args, get_origin
 
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 KIND_KEY: Final = "labile.kind"
 #: attrs field metadata key marking a runtime-only option (see `runtime_field`).
 RUNTIME_KEY: Final = "labile.runtime"
+#: attrs field metadata key naming a host's keys that moved into its nested component.
+MOVED_KEY: Final = "labile.moved"
 
 
 @attrs.frozen(kw_only=True)
@@ -69,7 +71,9 @@ class ComponentSpec:
         return self.type if len(table) == 1 else table
 
 
-def component_field(kind: str, default: str) -> Any:
+def component_field(
+    kind: str, default: str, *, moved: Collection[str] | Mapping[str, str] = ()
+) -> Any:
     """A config field holding a nested component of the declared ``kind``.
 
     Use it in a host's config class, annotated `ComponentSpec`::
@@ -82,6 +86,14 @@ def component_field(kind: str, default: str) -> Any:
     Args:
         kind: The declared kind of the component.
         default: The registered name used when the config names none.
+        moved: Keys of the host's table that are options of the nested
+            component now (they were the host's once), or a mapping of such
+            keys to the option's new name. A config file may
+            still write them in the host's table: structuring moves each into
+            the component's table when the chosen component takes it (and
+            drops it otherwise, as the host did for a component that did not
+            read it); giving one in both places is an error. A key that is
+            still an option of the host as well is copied, not moved.
     """
 
     def convert(value: Any) -> ComponentSpec:
@@ -95,7 +107,9 @@ def component_field(kind: str, default: str) -> Any:
         )
 
     return attrs.field(default=ComponentSpec(kind=kind, type=default), converter=convert,
-                       metadata={KIND_KEY: kind})
+                       metadata={KIND_KEY: kind, MOVED_KEY: tuple(
+                           moved.items() if isinstance(moved, Mapping) else zip(moved, moved,
+                                                                                strict=True))})
 
 
 def nested_kind(field: attrs.Attribute[Any]) -> str | None:
@@ -272,7 +286,9 @@ def make_converter() -> cattrs.Converter:
             f.name: override(struct_hook=_ref_hook(kind, conv))
             for f in attrs.fields(cls) if (kind := nested_kind(f))
         }
-        return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+        inner: Callable[[Any, Any], Any] = make_dict_structure_fn(
+            cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+        return lambda value, t: inner(move_options(value, cls, _registered_options), t)
 
     conv.register_structure_hook_factory(_has_nested, structure_fn)
     return conv
@@ -293,6 +309,60 @@ def parse_ref(kind: str, value: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(name, str):
         raise ValueError(f"missing 'type' (a registered {kind} name)")
     return name, {k: v for k, v in value.items() if k != "type"}
+
+
+def _registered_options(kind: str, name: str) -> Collection[str] | None:
+    registries = _REGISTRIES.get()
+    if registries is None or kind not in registries.by_kind or name not in registries[kind]:
+        return None  # the reference's own hook reports what is wrong with it
+    return attrs.fields_dict(registries[kind].get(name).config)
+
+
+def move_options(
+    table: Any, cls: type, options_of: Callable[[str, str], Collection[str] | None]
+) -> Any:
+    """``table`` (a host's options) with the keys its nested components took over
+    (`component_field`'s ``moved``) moved into their tables.
+
+    Those components are always written out (as a table), so that a table
+    written before the keys moved and one written after resolve alike.
+
+    Args:
+        table: The host's table as written; anything but a mapping is returned as is.
+        cls: The host's config class.
+        options_of: ``options_of(kind, name)``: the option names of that
+            registered component, ``None`` if unknown (a key the host no
+            longer has then moves; one it still has is not copied).
+
+    Raises:
+        ValueError: a key is written both in the host's table and in the component's.
+    """
+    if not isinstance(table, Mapping):
+        return table
+    out, own = dict(table), attrs.fields_dict(cls)
+    taken: set[str] = set()
+    for field in attrs.fields(cls):
+        if not field.metadata.get(MOVED_KEY):
+            continue
+        current = out.get(field.name, field.default.type)
+        if isinstance(current, ComponentSpec):
+            continue
+        keys = {k: new for k, new in field.metadata[MOVED_KEY] if k in table}
+        kind = str(nested_kind(field))
+        name, options = parse_ref(kind, current)
+        accepted = options_of(kind, name)
+        for key, new in keys.items():
+            if new in options and key in own:
+                continue  # a copy (a table written back): the component's own value stands
+            if new in options:
+                raise ValueError(f"{key!r} is given twice: write it once, as an option of "
+                                 f"{field.name!r} ({field.name} = {{type = {name!r}, {new} = …}})")
+            # unknown component: move what the host lost, copy nothing it kept
+            if (key not in own) if accepted is None else (new in accepted):
+                options[new] = table[key]
+        out[field.name], taken = {"type": name, **options}, taken | set(keys)
+    # a key that is still the host's option too stays
+    return {k: v for k, v in out.items() if k not in taken or k in own}
 
 
 def _ref_hook(kind: str, conv: cattrs.Converter) -> Callable[[Any, Any], ComponentSpec]:

@@ -126,7 +126,8 @@ class Memory:
             raise InputError(f"limits must be a labile.Limits, got {type(limits).__name__}")
         #: The size limits `add` enforces; replace it to raise them.
         self.limits = Limits() if limits is None else limits
-        unrecorded = store is None and check_recorded(config, create=create)
+        unrecorded = store is None and check_recorded(config, create=create,
+                                                             registries=registries)
         self.config = config
         self.registries = registries
         self.usage = UsageMeter()
@@ -253,6 +254,7 @@ class Memory:
         namespace: str,
         k: int = 10,
         as_of: datetime | None = None,
+        include_hidden: bool = False,
     ) -> RetrievalResult:
         """Retrieve the ``k`` most useful memories for ``query``.
 
@@ -264,9 +266,13 @@ class Memory:
         search sees the memory as it was known then: nodes learned later
         (`Node.learned_at`) are left out, and a replacement (``valid_to``)
         made after ``as_of`` is not applied to the hits (docs/change.md).
+
+        Nodes a retention policy hid by then (`Node.is_hidden`) are left out,
+        before expansion and after it, unless ``include_hidden``.
         """
         self._ready(namespace)
         check_question("query", query, k, as_of)
+        check_bool("include_hidden", include_hidden)
         t0 = time.perf_counter()
         vector = embed_queries(self.embedder, [query])[0]
         embed_ms = (time.perf_counter() - t0) * 1000
@@ -283,7 +289,10 @@ class Memory:
                     old = merged.get(hit.node.id)
                     if old is None or hit.score > old.score:
                         merged[hit.node.id] = hit
-            hits = sorted(merged.values(), key=lambda h: (-h.score, h.node.id))
+            # Hidden seeds are dropped before expansion: a path from them is no better.
+            shown = (lambda hs: hs) if include_hidden else (
+                lambda hs: [h for h in hs if not h.node.is_hidden(q.as_of)])
+            hits = shown(sorted(merged.values(), key=lambda h: (-h.score, h.node.id)))
             for name, expander in self.expanders:
                 hits = self._timed(trace, name, "expand", len(hits),
                                    lambda e=expander, h=hits: e.expand(q, h, state))
@@ -292,7 +301,7 @@ class Memory:
                                    lambda f=filt, h=hits: f.filter(q, h, state))
             if not self.filters:
                 hits = sorted(hits, key=lambda h: (-h.score, h.node.id))
-            hits = [h for h in hits if h.node.kind != PENDING_KIND]
+            hits = [h for h in shown(hits) if h.node.kind != PENDING_KIND]
             if as_of is not None:
                 hits = known_at(hits, as_of)
             hits = hits[:k]

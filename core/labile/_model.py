@@ -1,4 +1,4 @@
-"""The kernel's data model (SPEC §2): observations, nodes, edges and results.
+"""The kernel's data model: observations, nodes, edges and results.
 
 Records are attrs classes. Timestamps are always timezone-aware: a naive
 datetime is rejected at construction with a message saying so, because an
@@ -30,6 +30,8 @@ Vector = NDArray[np.float32]
 #: Node attrs of the validity contract (docs/change.md).
 VALID_TO: Final = "valid_to"
 SUPERSEDED_BY: Final = "superseded_by"
+#: When a retention policy hid the node (ISO 8601; docs/retention.md).
+HIDDEN_AT: Final = "hidden_at"
 
 
 def _aware_time(raw: object) -> datetime | None:
@@ -144,7 +146,7 @@ class NodeKind:
 
 
 class Layer(enum.StrEnum):
-    """The four edge layers of REALM (SPEC §3.1), plus one for other bundles."""
+    """The four edge layers of REALM (its paper, §3.2.1), plus one for other bundles."""
 
     LOGICAL = "logical"
     CAUSAL = "causal"
@@ -176,7 +178,7 @@ class Origin(enum.StrEnum):
 
 @attrs.define(kw_only=True, eq=False)
 class Node:
-    """A unit of memory (SPEC §2).
+    """A unit of memory.
 
     ``content`` is raw evidence and is never overwritten once stored;
     ``description`` and ``keywords`` are regenerable. ``sources`` are the
@@ -251,6 +253,13 @@ class Node:
             return self.time_start
         return self.created_at
 
+    def is_hidden(self, at: datetime) -> bool:
+        """Whether a retention policy had hidden this node by ``at``
+        (``attrs["hidden_at"]`` ≤ ``at``): search leaves it out unless asked to
+        include hidden nodes; it stays stored and readable by id."""
+        when = _aware_time(self.attrs.get(HIDDEN_AT))
+        return when is not None and when <= at
+
     def is_current(self, as_of: datetime | None = None) -> bool:
         """Whether this node still holds: it has no ``valid_to``, or (given ``as_of``)
         it was replaced only after ``as_of``."""
@@ -309,7 +318,7 @@ class NodeFilter:
         kinds: Only these node kinds.
         visible: Only nodes whose visibility equals this.
         time_range: ``(start, end)``; nodes whose time span overlaps it are
-            kept, and nodes with no time are kept too (SPEC §3.3).
+            kept, and nodes with no time are kept too (as REALM's time filter, §3.3.1).
         ids: Only these node ids.
     """
 
@@ -445,7 +454,7 @@ class Subgraph:
 
 @attrs.frozen(kw_only=True)
 class RetrievalResult:
-    """What ``Memory.search`` returns (SPEC §2).
+    """What ``Memory.search`` returns.
 
     ``hits`` are ranked best first. ``state`` carries atom-private data (the
     plan an LLM planner chose, for instance) that the reconsolidators of the

@@ -50,6 +50,7 @@ BUNDLED: Final[dict[str, str]] = {
     "io": "labile_io",
     "mcp": "labile_mcp",
     "unite": "labile_unite",
+    "retention": "labile_retention",
     "http": "labile_http",
 }
 ESSENTIALS: Final = "labile._essentials"

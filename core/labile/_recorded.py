@@ -7,12 +7,15 @@ the *stored shape*) is refused, naming both; other differences only change how
 the store is read (seeders, expanders, filters, reconsolidators, ``k``, the LLM)
 and are allowed and logged. Runtime-only options (`labile._convert.runtime_field`:
 an embedder's threads or batch size) are no part of the shape, and are also left
-out of a record written before they were marked. Stores without a directory (in
-memory) record nothing.
+out of a record written before they were marked. An option added to a shape
+component after a store was built compares as its default, so adding one (with
+the old behaviour as its default) never locks older stores out. Stores without a
+directory (in memory) record nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from labile._config import PipelineConfig, resolve
-from labile._convert import ComponentSpec, runtime_only
+from labile._convert import CONVERTER, ComponentSpec, runtime_only
 from labile._errors import ConfigError, StoreError
 from labile._logconfig import get_logger
 
@@ -103,10 +106,16 @@ def _stored(written: Any, spec: ComponentSpec) -> Any:
             or not attrs.has(type(config)):
         return written
     out = dict(written)
+    defaults = _defaults(type(config))
     for field in attrs.fields(type(config)):
         nested = getattr(config, field.name)
         if runtime_only(field):
             out.pop(field.name, None)
+            continue
+        if field.name not in out and field.name in defaults:
+            # an option added after the store was built: the store was built the way
+            # its default behaves (a new shape option must default to the old behaviour)
+            out[field.name] = defaults[field.name]
         elif isinstance(nested, ComponentSpec) and field.name in out:
             inner = _stored(out[field.name], nested)
             # written as a bare name once no option is left, as `ComponentSpec.to_ref` does
@@ -115,12 +124,26 @@ def _stored(written: Any, spec: ComponentSpec) -> Any:
     return out
 
 
-def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
+def _defaults(config_class: type) -> dict[str, Any]:
+    """Every option of ``config_class`` at its default, as a table (empty when the class
+    cannot be built without arguments)."""
+    try:
+        blank = config_class()
+    except TypeError:
+        return {}
+    table: dict[str, Any] = CONVERTER.unstructure(blank)
+    return table
+
+
+def check_recorded(
+    config: PipelineConfig, *, create: bool = True, registries: Registries | None = None
+) -> bool:
     """Refuse a pipeline whose stored shape differs from the store's record (before
     building it); returns whether the store still has to be recorded (`record`).
 
     Raises:
-        ConfigError: the shapes differ (the message names both).
+        ConfigError: the shapes differ (the message names both), read as
+            recorded and, with ``registries``, as resolved anew.
         StoreError: ``create`` is false and the directory holds no store.
     """
     directory = store_dir(config)
@@ -134,6 +157,11 @@ def check_recorded(config: PipelineConfig, *, create: bool = True) -> bool:
         return True
     recorded, ours = found["pipeline"], _plain(shape(config))
     theirs = _recorded_shape(found["shape"], config)
+    if theirs != ours and registries is not None:
+        # written before some options moved (`labile._convert.move_options`): read it anew
+        with contextlib.suppress(ConfigError):
+            if _recorded_shape(_plain(shape(resolve(recorded, registries))), config) == ours:
+                theirs = ours
     if theirs != ours:
         differ = sorted(k for k in {*theirs, *ours} if theirs.get(k) != ours.get(k))
         raise ConfigError(

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: What a registration binds to a name: for a buildable kind, its factory
+#: ``factory(config, deps, *context)`` (a class or a function); for a value kind
+#: (node kinds, predicates, presets), the value itself. Each kind's contract
+#: (`labile._kinds.KindSpec.doc`) says which, and what the factory returns.
+Registrable = Callable[..., object] | object
+
 #: What a component may declare it needs from the pipeline.
 NEEDS: Final = frozenset({"llm"})
 _KERNEL: Final = {kind.name: kind for kind in KERNEL_KINDS}
@@ -61,16 +67,24 @@ class Component(Generic[T]):
 
     kind: str
     name: str
-    factory: Any
+    factory: Callable[..., T] | T
     config: type = NoConfig
     plugin: str = "?"
     summary: str = ""
     needs: frozenset[str] = attrs.field(default=frozenset(), converter=_frozen_needs)
 
-    def build(self, config: Any, deps: Any, *context: Any) -> T:
+    def build(self, config: object, deps: CoreDeps, *context: object) -> T:
         """Call the factory with a structured config, the pipeline deps and any
-        context its host passes (see the kind's contract)."""
-        return self.factory(config, deps, *context)  # type: ignore[no-any-return]
+        context its host passes (see the kind's contract).
+
+        Raises:
+            TypeError: the component is a value of a value kind, which is never built.
+        """
+        if not callable(self.factory):
+            raise TypeError(f"{self.kind} {self.name!r} is a value, not a factory: it is "
+                            "looked up, never built")
+        factory: Callable[..., T] = self.factory
+        return factory(config, deps, *context)
 
 
 class Register(Protocol):
@@ -82,7 +96,7 @@ class Register(Protocol):
     """
 
     def __call__(
-        self, name: str, factory: Any, *, config: type = ..., summary: str = ...,
+        self, name: str, factory: Registrable, *, config: type = ..., summary: str = ...,
         needs: Iterable[str] = ...,
     ) -> None: ...
 
@@ -169,7 +183,7 @@ class Registries:
         """The registered component a resolved reference names."""
         return self[spec.kind].get(spec.type)
 
-    def build(self, spec: ComponentSpec, deps: CoreDeps, *context: Any) -> Any:
+    def build(self, spec: ComponentSpec, deps: CoreDeps, *context: object) -> Any:
         """Build the component ``spec`` names, as a host does for a nested one.
 
         A spec without a structured config (a name given in Python) builds
@@ -218,11 +232,11 @@ def collect(pm: pluggy.PluginManager) -> Registries:
     return registries
 
 
-def _make_register(registry: Registry[Any], plugin: str) -> Callable[..., None]:
+def _make_register(registry: Registry[Any], plugin: str) -> Register:
     kind = registry.kind
 
     def register(
-        name: str, factory: Any, *, config: type = NoConfig, summary: str = "",
+        name: str, factory: Registrable, *, config: type = NoConfig, summary: str = "",
         needs: Iterable[str] = (),
     ) -> None:
         if not attrs.has(config):

@@ -77,6 +77,7 @@ from labile._limits import observation_chars
 from labile._logconfig import get_logger
 from labile._memory import build_registries
 from labile._model import (
+    HIDDEN_AT,
     AddReport,
     Answer,
     Edge,
@@ -129,7 +130,7 @@ from labile._validate import check_namespace
 from labile._vectors import cosine
 
 __all__ = [
-    "BUNDLED", "DEFAULT_K",
+    "BUNDLED", "DEFAULT_K", "HIDDEN_AT",
     "AddReport", "Answer", "Answerer", "CommandRun", "ComponentSpec", "ConfigError",
     "Configure", "Consolidator", "CoreDeps", "Declare", "DeferredStore", "Deps", "Direction",
     "Edge", "Embedder",

@@ -1,4 +1,6 @@
-"""All-Mem bundle (SPEC §4): non-destructive topology consolidation, visible-surface retrieval.
+"""All-Mem bundle: non-destructive topology consolidation, visible-surface retrieval.
+
+The All-Mem paper's method; `docs/allmem.md` maps its parts to modules.
 
 This module only declares kinds (`labile_allmem.decisions`) and registers
 components; see ``docs/allmem.md`` for the design.
@@ -93,21 +95,26 @@ def labile_register_presets(register: Register) -> None:
 @hookimpl
 def labile_register_allmem_descriptors(register: Register) -> None:
     """``allmem.descriptor.offline`` and ``allmem.descriptor.llm``."""
-    from labile_allmem.describe import build_llm_describer, build_offline_describer
+    from labile_allmem.describe import (
+        DescriberConfig,
+        build_llm_describer,
+        build_offline_describer,
+    )
 
-    register("allmem.descriptor.offline", build_offline_describer,
+    register("allmem.descriptor.offline", build_offline_describer, config=DescriberConfig,
              summary="extractive summary with speaker, caption and reply context; keyphrases")
-    register("allmem.descriptor.llm", build_llm_describer, needs=("llm",),
+    register("allmem.descriptor.llm", build_llm_describer, config=DescriberConfig,
+             needs=("llm",),
              summary="the model writes summary and keywords (offline fallback per item)")
 
 
 @hookimpl
 def labile_register_allmem_diagnosers(register: Register) -> None:
     """``allmem.diagnoser.offline`` and ``allmem.diagnoser.llm``."""
-    from labile_allmem.consolidate.diagnose import build_offline_diagnoser
+    from labile_allmem.consolidate.diagnose import OfflineRulesConfig, build_offline_diagnoser
     from labile_allmem.consolidate.diagnose_llm import LLMDiagnosisConfig, build_llm_diagnoser
 
-    register("allmem.diagnoser.offline", build_offline_diagnoser,
+    register("allmem.diagnoser.offline", build_offline_diagnoser, config=OfflineRulesConfig,
              summary="near-duplicates, changed values and topic segments from rules")
     register("allmem.diagnoser.llm", build_llm_diagnoser, config=LLMDiagnosisConfig,
              needs=("llm",),
@@ -117,10 +124,11 @@ def labile_register_allmem_diagnosers(register: Register) -> None:
 @hookimpl
 def labile_register_allmem_repair_planners(register: Register) -> None:
     """``allmem.repair_planner.offline`` and ``allmem.repair_planner.llm``."""
+    from labile_allmem.consolidate.diagnose import OfflineRulesConfig
     from labile_allmem.consolidate.plan_llm import build_llm_planner
     from labile_allmem.consolidate.plan_offline import build_offline_planner
 
-    register("allmem.repair_planner.offline", build_offline_planner,
+    register("allmem.repair_planner.offline", build_offline_planner, config=OfflineRulesConfig,
              summary="topic segments; latest wording for Merge; regenerated Update descriptor")
     register("allmem.repair_planner.llm", build_llm_planner, needs=("llm",),
              summary="one strict-JSON model call per target, no retries")

@@ -7,9 +7,12 @@ implementations, ``<kind>.offline`` and ``<kind>.llm``; a third party can
 register its own. ``"offline"`` and ``"llm"`` are aliases kept for configs
 written before the decisions became kinds.
 
-Factories are called ``factory(config, deps, *context)`` with the context
-each kind's contract names below. Decisions that call the LLM are registered
-with ``needs=("llm",)``; the kernel refuses them in a pipeline without a model.
+Factories are called ``factory(config, deps)``, with ``config`` the
+component's own options (an LLM variant that falls back on offline rules
+carries their options in its own config class); a repair planner also gets
+the consolidator's `Describer`, a component rather than an option. Decisions
+that call the LLM are registered with ``needs=("llm",)``; the kernel refuses
+them in a pipeline without a model.
 
 This module is imported when the plugin loads: it defines types only.
 """
@@ -99,12 +102,11 @@ def _kind(name: str, plural: str, protocol: type, context: str, what: str) -> Ki
 
 #: The kinds the All-Mem bundle declares.
 KINDS: Final = (
-    _kind(DESCRIPTOR, "allmem.descriptors", Describer,
-          "config, deps, options: OfflineDescriptorConfig",
+    _kind(DESCRIPTOR, "allmem.descriptors", Describer, "config, deps",
           "All-Mem descriptor compressors (used by ``allmem.write`` and ``allmem.atc``)"),
-    _kind(DIAGNOSER, "allmem.diagnosers", Diagnoser, "config, deps, host: ATCConfig",
+    _kind(DIAGNOSER, "allmem.diagnosers", Diagnoser, "config, deps",
           "All-Mem diagnosers (Split / Merge / Update proposals)"),
     _kind(REPAIR_PLANNER, "allmem.repair_planners", RepairPlanner,
-          "config, deps, host: ATCConfig, describer: Describer",
+          "config, deps, describer: Describer",
           "All-Mem repair planners (the plan of each accepted edit)"),
 )

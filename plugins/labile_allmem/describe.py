@@ -1,4 +1,6 @@
-"""Descriptor compression (SPEC §4.2): evidence in, a regenerable summary and keywords out.
+"""Descriptor compression: evidence in, a regenerable summary and keywords out.
+
+The paper's regenerable descriptors (s, K) of a memory unit.
 
 The ``allmem.descriptor`` kind (`labile_allmem.decisions.Describer`) has two
 bundled implementations:
@@ -13,8 +15,8 @@ bundled implementations:
   reply falls back to the offline descriptor for that item (a unit must have
   one either way) and is counted in ``fallbacks``.
 
-Both are built with the host's `OfflineDescriptorConfig` (``factory(config,
-deps, options)``): the offline describer's knobs, and the LLM one's fallback.
+Both take a `DescriberConfig`: the offline describer's knobs, which are also
+the LLM one's fallback.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 import attrs
 from attrs.validators import ge
 
-from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, NoConfig, get_logger
+from labile.plugin import Deps, LLMClient, LLMError, LLMOutputError, get_logger
 from labile.text.tokenize import content_words
 from labile_allmem import prompts
 from labile_text.keywords import keyphrases, summarize
@@ -273,17 +275,23 @@ def _descriptor_from_reply(reply: object) -> Descriptor | None:
     return Descriptor(summary=summary, keywords=keywords)
 
 
-def build_offline_describer(
-    config: NoConfig, deps: Deps, options: OfflineDescriptorConfig
-) -> OfflineDescriber:
+@attrs.frozen(kw_only=True)
+class DescriberConfig:
+    """Options of ``allmem.descriptor.offline`` and ``allmem.descriptor.llm``.
+
+    Attributes:
+        offline: Options of the offline describer (the LLM one's fallback).
+    """
+
+    offline: OfflineDescriptorConfig = attrs.field(factory=OfflineDescriptorConfig)
+
+
+def build_offline_describer(config: DescriberConfig, deps: Deps) -> OfflineDescriber:
     """Factory of ``allmem.descriptor.offline``."""
-    del config, deps
-    return OfflineDescriber(options)
+    del deps
+    return OfflineDescriber(config.offline)
 
 
-def build_llm_describer(
-    config: NoConfig, deps: Deps, options: OfflineDescriptorConfig
-) -> LLMDescriber:
-    """Factory of ``allmem.descriptor.llm`` (``options`` shape its offline fallback)."""
-    del config
-    return LLMDescriber(deps.llm, OfflineDescriber(options))
+def build_llm_describer(config: DescriberConfig, deps: Deps) -> LLMDescriber:
+    """Factory of ``allmem.descriptor.llm``."""
+    return LLMDescriber(deps.llm, OfflineDescriber(config.offline))

@@ -1,4 +1,6 @@
-"""All-Mem diagnostics (SPEC §4.5), behind ``labile inspect allmem``.
+"""All-Mem diagnostics, behind ``labile inspect allmem``.
+
+The paper's structural measures: the visible surface and budgeted recoverability.
 
 `inspect_namespace` reports, for one namespace:
 

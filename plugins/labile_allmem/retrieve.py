@@ -1,4 +1,6 @@
-"""All-Mem retrieval (SPEC §4.4): visible anchors, typed-link expansion, rerank.
+"""All-Mem retrieval: visible anchors, typed-link expansion, rerank.
+
+The paper's coarse-to-fine, topology-aware retrieval, in three stages:
 
 * ``allmem.visible_anchor`` (Stage 1): the top-k (10) units of the *visible
   surface* by cosine. ``mode = "hybrid"`` is a configured improvement that is

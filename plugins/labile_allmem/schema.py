@@ -1,4 +1,6 @@
-"""The All-Mem graph schema (SPEC §4.1): memory units, run records and five link predicates.
+"""The All-Mem graph schema: memory units, run records and five link predicates.
+
+The paper's memory bank: units with immutable evidence, and typed links.
 
 A *unit* (``allmem.unit``) is one piece of memory:
 

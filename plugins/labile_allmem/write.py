@@ -1,4 +1,4 @@
-"""Online writing (SPEC §4.2): the ``allmem.write`` extractor.
+"""Online writing (the paper's online writing): the ``allmem.write`` extractor.
 
 Per turn: compress the evidence into a descriptor (summary + keywords, by the
 ``allmem.descriptor`` named in the options; see `labile_allmem.describe`),
@@ -36,7 +36,7 @@ from labile.plugin import (
     edge_id,
 )
 from labile_allmem.decisions import DESCRIPTOR, Describer
-from labile_allmem.describe import Evidence, OfflineDescriptorConfig
+from labile_allmem.describe import Evidence
 from labile_allmem.links import SemanticLinker, clip01
 from labile_allmem.schema import (
     ORIGIN_TURN,
@@ -73,16 +73,19 @@ class WriteConfig:
     Attributes:
         descriptor: Who writes descriptors: an ``allmem.descriptor``
             (``allmem.descriptor.offline``, the default, or ``allmem.descriptor.llm``).
-        offline: Options of the offline descriptor (also the LLM one's fallback).
         semantic_cap: d_σ, the maximum active semantic out-links per unit (paper: 8).
         semantic_threshold: Minimum cosine for a semantic link.
         reverse_links: Also link each similar older unit back to the new one (its
             own cap still holds; the weakest link gives way).
         temporal: Link each turn to the previous unit of its session.
+
+    The key ``offline`` (the descriptor's options) is still read from this
+    table, for configs written when it was the writer's, and moved into the
+    descriptor.
     """
 
-    descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline")
-    offline: OfflineDescriptorConfig = attrs.field(factory=OfflineDescriptorConfig)
+    descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline",
+                                                moved=("offline",))
     semantic_cap: int = attrs.field(default=8, validator=bounded(0, 10_000))
     semantic_threshold: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     reverse_links: bool = True
@@ -98,7 +101,7 @@ class WriteExtractor:
         self._store: Store = deps.store
         self._embedder = deps.embedder
         self._clock: Callable[[], datetime] = deps.clock
-        self.describer: Describer = deps.registries.build(config.descriptor, deps, config.offline)
+        self.describer: Describer = deps.registries.build(config.descriptor, deps)
 
     def ingest(
         self, namespace: str, observations: Sequence[Observation], report: AddReport

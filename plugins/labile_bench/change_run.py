@@ -17,6 +17,7 @@ The JSON summary (``--json``) has a versioned schema (`SCHEMA_VERSION`)::
                         "ingest_turns_per_s": float, "turns": int, "future_seen": int,
                         "query_ms": {"p50", "p95"}}}}
 
+A ``PRESET+retain`` run (``--retain``) adds ``"retention": {"policy", "hidden"}``.
 Metrics are percentages; ``stale_first@5`` is defined on current questions
 only (``n_stale`` of them). ``future_seen`` counts the questions whose top ``k``
 held a turn said after they were asked: a memory searched ``as_of`` a time
@@ -44,15 +45,22 @@ from labile_bench.change_metrics import ChangeScorer
 from labile_bench.locomo_run import _with_store_path, preset_log_path
 from labile_bench.metrics import percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
+from labile_bench.retention_run import retain_all, variants
+from labile_io.speakers import SpeakerNames
+from labile_retention import RetentionPolicy
 
 log = get_logger(__name__)
 SCHEMA_VERSION: Final = 1
 
 
 def observations_of(conv: ChangeConversation) -> list[list[Observation]]:
-    """The conversation's turns as observations, one list per session, in order."""
-    return [[Observation(id=t.id, text=t.text, speaker=t.speaker, timestamp=t.timestamp,
-                         session=str(t.session)) for t in session]
+    """The conversation's turns as observations, one list per session, in order, their
+    speakers named as ``labile add`` names them (a ``user`` who says "I'm Marcus" is
+    Marcus from then on: `labile_io.speakers`)."""
+    names = SpeakerNames()
+    return [names.apply([Observation(id=t.id, text=t.text, speaker=t.speaker,
+                                     timestamp=t.timestamp, session=str(t.session))
+                         for t in session])
             for session in conv.sessions]
 
 
@@ -71,8 +79,12 @@ def run_preset(
     config_overrides: dict[str, Any] | None = None,
     log_path: Path | None = None,
     show_progress: bool | None = None,
+    retention: RetentionPolicy | None = None,
 ) -> dict[str, Any]:
-    """Ingest every conversation with ``preset``, ask its questions; return the summary."""
+    """Ingest every conversation with ``preset``, ask its questions; return the summary.
+
+    With ``retention``, once every conversation is ingested the policy is applied
+    to each, at the time of its last question (`labile_bench.retention_run`)."""
     table: dict[str, Any] = {"preset": preset, **(config_overrides or {})}
     _with_store_path(table, store_dir, preset)
     scorer = ChangeScorer(ks=ks)
@@ -90,6 +102,8 @@ def run_preset(
                 memory.add(batch, namespace=conv.id)
                 ingest_s += time.perf_counter() - t0
                 n_turns += len(batch)
+        retained = None if retention is None else retain_all(memory, retention, {
+            c.id: max(q.asked_at for q in c.questions) for c in conversations if c.questions})
         questions = [(c, q) for c in conversations for q in c.questions]
         for conv, q in progress(questions, label=f"{preset}: questions", enabled=show_progress):
             result = memory.search(q.question, namespace=conv.id, k=kmax, as_of=q.asked_at)
@@ -116,6 +130,8 @@ def run_preset(
                     "stale_first": row.get(stale_key), "future": future,
                 }) + "\n")
     summary = _summarize(scorer, ks)
+    if retained is not None:
+        summary["retention"] = retained
     summary.update({
         "ingest_turns_per_s": round(n_turns / max(ingest_s, 1e-9), 1),
         "turns": n_turns,
@@ -154,9 +170,11 @@ def run_change(
     log_dir: str | Path | None = None,
     config_overrides: dict[str, Any] | None = None,
     show_progress: bool | None = None,
+    retention: RetentionPolicy | None = None,
 ) -> dict[str, Any]:
     """Run every preset on ``conversations`` (the shipped set by default); ``dataset``
-    names them in the summary."""
+    names them in the summary. With ``retention``, each preset runs a second time
+    as ``PRESET+retain`` (`labile_bench.retention_run`)."""
     if conversations is None:
         conversations = load_change()
     out: dict[str, Any] = {
@@ -166,12 +184,14 @@ def run_change(
         "ks": sorted(set(ks)), "presets": {}}
     with tempfile.TemporaryDirectory(prefix="labile-bench-change-") as tmp:
         base = Path(store_dir) if store_dir else Path(tmp)
-        for preset in presets:
-            log_path = preset_log_path(log_dir, "change", preset)
-            log.info("bench_change_preset_start", preset=preset)
-            out["presets"][preset] = run_preset(
-                preset, conversations, ks=ks, store_dir=base, log_path=log_path,
-                config_overrides=config_overrides, show_progress=show_progress)
+        for name, preset, policy in variants(presets, retention):
+            log_path = preset_log_path(log_dir, "change", name)
+            log.info("bench_change_preset_start", preset=name)
+            # A retained run gets its own store: the plain run's is ingested and reconsolidated.
+            out["presets"][name] = run_preset(
+                preset, conversations, ks=ks, store_dir=base / "retain" if policy else base,
+                log_path=log_path, config_overrides=config_overrides,
+                show_progress=show_progress, retention=policy)
     return out
 
 

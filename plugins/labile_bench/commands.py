@@ -75,6 +75,9 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", metavar="TYPE[:key=value,...]",
                    help="the embedder of every preset instead of its own, e.g. "
                         "'gguf:dims=256' (default: each preset's)")
+    from labile_bench.retention_run import add_retain_option
+
+    add_retain_option(p)
     real = p.add_argument_group(
         "real-model runs", "with --llm, every preset runs with that model on a subset, "
         "and the report counts its calls, tokens, reply outcomes and decisions")
@@ -98,6 +101,8 @@ def run_locomo_command(args: argparse.Namespace) -> int:
         if args.embedder:
             raise LabileError("--embedder goes with the offline run; with --llm each preset "
                               "keeps its own embedder")
+        if args.retain:
+            raise LabileError("--retain is for the offline run; --llm runs take no policy")
         return run_llm_locomo_command(args)
     if args.limit_sessions or args.limit_turns or args.limit_questions \
             or args.add_per != "turn":
@@ -105,7 +110,9 @@ def run_locomo_command(args: argparse.Namespace) -> int:
                           "with --llm (a real-model run); the offline run takes "
                           "--limit-conversations")
     from labile_bench.locomo_run import format_table, run_locomo
+    from labile_bench.retention_run import parse_retain
 
+    retention = parse_retain(args.retain)
     qa_factory = None
     if args.answer_model:
         from labile_bench.qa import make_qa_hook
@@ -122,6 +129,7 @@ def run_locomo_command(args: argparse.Namespace) -> int:
         store_dir=args.store_dir, log_dir=args.log_dir, qa_hook_factory=qa_factory,
         config_overrides=overrides,
         show_progress=False if args.no_progress else None, reuse_stores=args.reuse_stores,
+        retention=retention,
     )
     counts = ", ".join(f"{k} {v}" for k, v in cleaning.counts().items())
     echo(f"LoCoMo {args.path}: {summary['conversations']} conversations; evidence: {counts}")
@@ -179,6 +187,9 @@ def change_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-dir", help="write per-question JSONL logs here (change-PRESET.jsonl)")
     p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    from labile_bench.retention_run import add_retain_option
+
+    add_retain_option(p)
 
 
 def run_change_command(args: argparse.Namespace) -> int:
@@ -188,6 +199,9 @@ def run_change_command(args: argparse.Namespace) -> int:
 
     if any(k < 1 for k in args.k):
         raise LabileError(f"--k takes positive cut-offs, got {' '.join(map(str, args.k))}")
+    from labile_bench.retention_run import parse_retain
+
+    retention = parse_retain(args.retain)
     try:
         conversations = load_change(args.paths or None)
     except (ValueError, OSError) as exc:
@@ -196,7 +210,7 @@ def run_change_command(args: argparse.Namespace) -> int:
         args.preset, conversations,
         dataset=", ".join(args.paths) if args.paths else "labile_bench/data/change",
         ks=args.k, store_dir=args.store_dir, log_dir=args.log_dir,
-        show_progress=False if args.no_progress else None)
+        show_progress=False if args.no_progress else None, retention=retention)
     echo(f"change: {summary['conversations']} conversations, "
          f"{summary['questions']} questions ({summary['dataset']})")
     echo(format_table(summary))

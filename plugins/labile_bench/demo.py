@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from labile import Memory
-from labile.plugin import Observation
+from labile.plugin import Node, Observation
 
 NAMESPACE = "demo"
 
@@ -52,6 +52,16 @@ EMBEDDER_NOTE = (
     "preset only slightly, and ingests several times slower")
 
 
+def node_dates(node: Node) -> str:
+    """The days a node is about, as the hits label them: one day, or "first to last"
+    (a turn that tells of another time spans from that time to when it was told)."""
+    if node.time_start is None:
+        return "-"
+    start = f"{node.time_start:%Y-%m-%d}"
+    end = f"{node.time_end:%Y-%m-%d}" if node.time_end is not None else start
+    return start if end == start else f"{start} to {end}"
+
+
 def run_demo(*, preset: str | None = None, write: Callable[[str], None], k: int = 3) -> None:
     """Run the demo, writing human-readable lines through ``write``."""
     data = load_demo()
@@ -74,7 +84,7 @@ def run_demo(*, preset: str | None = None, write: Callable[[str], None], k: int 
                 write(f"Q: {question}   ({result.total_ms:.1f} ms)")
                 for rank, hit in enumerate(result.hits, 1):
                     node = hit.node
-                    when = node.time_start.strftime("%Y-%m-%d") if node.time_start else "-"
+                    when = node_dates(node)
                     write(f"  {rank}. score {hit.score:.3f}  [{node.kind}, {when}]  "
                           f"{(node.description or node.content)[:110]}")
                     for source in node.sources[:3]:

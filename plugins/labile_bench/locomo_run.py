@@ -1,8 +1,8 @@
 """``labile bench locomo``: turn-level retrieval metrics of presets on LoCoMo.
 
-Protocol (SPEC §5, issue #4): one namespace per conversation, all in one
-store per preset; sessions are ingested in order, one ``Memory.add`` per
-session, with the session date-time as each turn's timestamp and the image
+Protocol (as both papers' LoCoMo setups, REALM appendix A): one namespace per
+conversation, all in one store per preset; sessions are ingested in order, one
+``Memory.add`` per session, with the session date-time as each turn's timestamp and the image
 caption kept as metadata. Then the questions of categories 1–4 are asked in
 order (as of the last session's time), calling ``feedback`` after each one
 when the preset reconsolidates. Retrieved nodes are expanded into distinct
@@ -42,7 +42,9 @@ from labile import LabileError, Memory
 from labile.plugin import get_logger
 from labile_bench.metrics import RetrievalScorer, percentile, turns_from_ranked_sources
 from labile_bench.progress import progress
+from labile_bench.retention_run import retain_all, variants
 from labile_io.locomo import Conversation, EvidenceCleaning, load_locomo, observations_of
+from labile_retention import RetentionPolicy
 from labile_text.render import turn_text
 
 log = get_logger(__name__)
@@ -132,8 +134,12 @@ def run_preset(  # noqa: C901, PLR0912, PLR0915
     qa_hook: QAHook | None = None,
     show_progress: bool | None = None,
     reuse_stores: bool = False,
+    retention: RetentionPolicy | None = None,
 ) -> dict[str, Any]:
     """Ingest and query every conversation with ``preset``; return its summary.
+
+    With ``retention``, the policy is applied to each conversation before its
+    questions, at the time they are asked (`labile_bench.retention_run`).
 
     With ``reuse_stores`` (needs ``store_dir`` and a path-based store), the
     store as it stands after ingestion is kept under
@@ -192,6 +198,8 @@ def run_preset(  # noqa: C901, PLR0912, PLR0915
                 "ingest_s": ingest_s, "ingest_cpu_s": ingest_cpu_s, "turns": n_turns,
                 "embedder_turns_per_s": embedder_rate})
             memory = Memory.open(table)
+        retained = None if retention is None else retain_all(
+            memory, retention, {c.sample_id: c.sessions[-1].timestamp for c in conversations})
         questions = [(c, q) for c in conversations for q in c.questions
                      if q.category in CATEGORIES and q.evidence]
         for conv, q in progress(questions, label=f"{preset}: questions", enabled=show_progress):
@@ -225,6 +233,8 @@ def run_preset(  # noqa: C901, PLR0912, PLR0915
         if embedder_rate is None:  # a snapshot from before the rate was recorded
             embedder_rate = _bare_embed_rate(memory, batches)
         summary = _summarize(scorer, ks)
+        if retained is not None:
+            summary["retention"] = retained
         summary.update({
             "ingest_turns_per_s": round(n_turns / max(ingest_s, 1e-9), 1),
             "ingest_reused": reused is not None,
@@ -306,7 +316,7 @@ def _summarize(scorer: RetrievalScorer, ks: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def run_locomo(
+def run_locomo(  # noqa: PLR0913 (keyword options of one benchmark run)
     path: str | Path,
     presets: Sequence[str],
     *,
@@ -318,25 +328,30 @@ def run_locomo(
     qa_hook_factory: Callable[[str], QAHook | None] | None = None,
     show_progress: bool | None = None,
     reuse_stores: bool = False,
+    retention: RetentionPolicy | None = None,
 ) -> tuple[dict[str, Any], EvidenceCleaning]:
     """Run every preset on the LoCoMo file at ``path``; return the JSON summary.
 
     ``reuse_stores`` (with ``store_dir``) ingests each distinct construction
-    once and starts later runs from a copy (see `run_preset`).
+    once and starts later runs from a copy (see `run_preset`). With
+    ``retention``, each preset runs a second time as ``PRESET+retain``.
     """
     conversations, cleaning = load_locomo(path, limit=limit)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "dataset": str(path),
                            "conversations": len(conversations), "ks": list(ks), "presets": {}}
     with tempfile.TemporaryDirectory(prefix="labile-bench-") as tmp:
         base = Path(store_dir) if store_dir else Path(tmp)
-        for preset in presets:
-            log_path = preset_log_path(log_dir, "locomo", preset)
+        for name, preset, policy in variants(presets, retention):
+            log_path = preset_log_path(log_dir, "locomo", name)
             hook = qa_hook_factory(preset) if qa_hook_factory else None
-            log.info("bench_preset_start", preset=preset)
-            out["presets"][preset] = run_preset(
-                preset, conversations, ks=ks, store_dir=base, log_path=log_path,
-                config_overrides=config_overrides, qa_hook=hook, show_progress=show_progress,
-                reuse_stores=reuse_stores,
+            log.info("bench_preset_start", preset=name)
+            # A retained run needs a store of its own unless each run starts from a
+            # copy of the ingested snapshot (--reuse-stores), which it can share.
+            own = policy is not None and not reuse_stores
+            out["presets"][name] = run_preset(
+                preset, conversations, ks=ks, store_dir=base / "retain" if own else base,
+                log_path=log_path, config_overrides=config_overrides, qa_hook=hook,
+                show_progress=show_progress, reuse_stores=reuse_stores, retention=policy,
             )
     return out, cleaning
 

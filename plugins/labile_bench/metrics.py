@@ -1,4 +1,4 @@
-"""Retrieval and QA metrics for the benchmarks (SPEC §5).
+"""Retrieval and QA metrics for the benchmarks (the LoCoMo protocol of `labile_bench.locomo_run`).
 
 Everything here is a pure function of its arguments, except
 :class:`RetrievalScorer`, which only accumulates values.

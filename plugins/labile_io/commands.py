@@ -68,7 +68,7 @@ def _namespace(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """``FILE``, ``-n``, ``--format``, ``--timestamp``, ``--tz``, ``--batch-size``,
-    ``--skip-roles``."""
+    ``--skip-roles``, ``--speaker``, ``--require-timestamps``."""
     from labile_io.formats import DEFAULT_SKIP_ROLES, FORMATS
 
     _namespace(p, required=False)
@@ -77,7 +77,19 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-roles", default=",".join(DEFAULT_SKIP_ROLES), metavar="ROLES",
                    help="comma-separated roles whose messages are not stored (a system "
                         "prompt, raw tool output); each is reported on stderr. '' keeps all")
-    p.add_argument("--timestamp", help="ISO time of messages without one (default: now)")
+    p.add_argument("--speaker", action="append", default=[], metavar="ROLE=NAME",
+                   help="who a role is: 'user=Elena' stores Elena's turns under her name "
+                        "(the role is kept in their metadata) and wins over a name learned "
+                        "from the log or from earlier adds; 'user=user' undoes a learned "
+                        "name; repeatable (default: none: roles are named by the log's "
+                        "'name' field, by a self-introduction such as \"I'm Elena\", or "
+                        "by the namespace's earlier adds)")
+    p.add_argument("--timestamp",
+                   help="ISO time of every message when the file gives none (default: now)")
+    p.add_argument("--require-timestamps", action="store_true",
+                   help="refuse a file where some messages have a time and some do not "
+                        "(default: those take the time of the message before, with a "
+                        "warning)")
     p.add_argument("--tz", default="UTC",
                    help="zone of timestamps written without one (IANA name; default UTC)")
     p.add_argument("--batch-size", type=int, default=64,
@@ -181,12 +193,15 @@ def run_add(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from labile_io.formats import ReadOptions, read_file
+    from labile_io.speakers import name_with_stored, parse_speakers
 
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
     zone = _zone(args.tz)
     options = ReadOptions(default_time=_default_time(args.timestamp, zone), tz=zone,
-                          skip_roles=[r for r in args.skip_roles.split(",") if r.strip()])
+                          skip_roles=[r for r in args.skip_roles.split(",") if r.strip()],
+                          require_timestamps=args.require_timestamps,
+                          speakers=parse_speakers(args.speaker))
     conversations = read_file(Path(args.file), args.format, options)
     for conv in conversations:
         if conv.namespace is None and not args.namespace:
@@ -194,6 +209,9 @@ def run_add(args: argparse.Namespace) -> int:
     skipped = [s for c in conversations for s in c.skipped]
     if skipped:
         sys.stderr.write(f"warning: {args.file}: {_skipped_summary(skipped)}\n")
+    filled = [where for c in conversations for where in c.filled_times]
+    if filled:
+        sys.stderr.write(f"warning: {args.file}: {_filled_summary(filled)}\n")
     total = sum(len(c.observations) for c in conversations)
     if total == 0:
         raise InputError(f"{args.file}: no message to add"
@@ -211,6 +229,8 @@ def run_add(args: argparse.Namespace) -> int:
                 if merged:  # several conversations in one namespace: keep their ids apart
                     observations = tuple(attrs.evolve(o, id=f"{conv.namespace}:{o.id}")
                                          for o in observations)
+                observations = tuple(name_with_stored(memory, namespace, observations,
+                                                      options.speakers))
                 if args.chunk:
                     observations = tuple(memory.limits.fit(observations))
                 for batch in memory.limits.batches(observations, args.batch_size):
@@ -227,7 +247,21 @@ def run_add(args: argparse.Namespace) -> int:
                              "again to add the rest\n")
             return 130
     _summary(totals, start, conversations)
+    if totals["added"] == 0:
+        echo(f"nothing new: every message of {args.file} is already stored in this namespace "
+             "(ids come from the messages, not the file's name)")
     return 0
+
+
+def _filled_summary(filled: Sequence[str]) -> str:
+    """``"3 messages without a time took the time of the one before (lines 4, 7, 9)"``."""
+    unit, numbers = filled[0].split()[0], [w.split()[-1] for w in filled]
+    shown = ", ".join(numbers[:20]) + (f" and {len(numbers) - 20} more"
+                                       if len(numbers) > 20 else "")
+    noun = "message" if len(filled) == 1 else "messages"
+    return (f"{len(filled)} {noun} without a time took the time of the one before, or the "
+            f"first one's ({unit}{'s' if len(numbers) > 1 else ''} {shown}); "
+            "--require-timestamps refuses such a file")
 
 
 def _skipped_summary(skipped: Sequence[Skipped]) -> str:

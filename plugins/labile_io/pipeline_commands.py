@@ -19,6 +19,7 @@ from labile import plugins_disabled, read_toml, resolve
 from labile.plugin import (
     BUNDLED,
     DEFAULT_K,
+    HIDDEN_AT,
     Embedder,
     InputError,
     RegisterCommand,
@@ -80,6 +81,9 @@ def _opts_search(p: argparse.ArgumentParser) -> None:
                    help="one JSON object in the labile.hit/1 schema (docs/http-api.md): the "
                         "hits with their sources, labelled dates, validity and how each "
                         "was reached")
+    p.add_argument("--include-hidden", action="store_true",
+                   help="also show memories a retention policy hid (`labile retain`) "
+                        "(default: %(default)s)")
     p.add_argument("query", help="what to look for, in natural language")
 
 
@@ -146,13 +150,17 @@ def _cmd_search(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         require_namespace(memory, args.namespace)
         load_ms = _load_model(memory.embedder)
-        result = memory.search(args.query, namespace=args.namespace, k=args.k, as_of=as_of)
+        result = memory.search(args.query, namespace=args.namespace, k=args.k, as_of=as_of,
+                               include_hidden=args.include_hidden)
         payload = search_payload(memory, result)
     if args.json:
         echo(json.dumps(payload, ensure_ascii=False))
         return 0
-    for hit in payload["hits"]:
+    for hit, found in zip(payload["hits"], result.hits, strict=True):
         echo("\n".join(hit_text(hit)))
+        if found.node.is_hidden(result.query.as_of):
+            echo(f"  hidden by retention since {found.node.attrs[HIDDEN_AT]}: "
+                 f"{found.node.attrs.get('hidden_why', 'a policy')}")
     scores = [hit.score for hit in result.hits]
     if any(later > earlier for earlier, later in itertools.pairwise(scores)):
         # Some filters rank by more than the score (REALM's aggregation puts

@@ -16,13 +16,10 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from labile.plugin import StoreError, get_logger
 from labile_lancedb._tables import version_gone
-
-if TYPE_CHECKING:
-    from labile_lancedb._engine import Engine
 
 __all__ = ["READ_ATTEMPTS", "retrying_read"]
 
@@ -32,6 +29,16 @@ log = get_logger(__name__)
 READ_ATTEMPTS: Final = 5
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Reader(Protocol):
+    """What a retried read needs of the `labile_lancedb._engine.Engine`."""
+
+    path: Any
+
+    def after_version_gone(self, namespace: str | None, attempt: int) -> None:
+        """Drop what the deleted versions made stale before the next try."""
+        ...
 
 
 def _namespace(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
@@ -45,7 +52,7 @@ def retrying_read(method: F) -> F:
 
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        engine: Engine = getattr(self, "_engine", self)
+        engine: _Reader = getattr(self, "_engine", self)
         namespace = _namespace(args, kwargs)
         for attempt in range(READ_ATTEMPTS):
             try:

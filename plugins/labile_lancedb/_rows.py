@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,8 +26,6 @@ from labile.plugin import Edge, Node, Observation, Origin, StoreError, get_logge
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from labile_lancedb._cache import NodeTable
 
 KEY_SEP: Final = "\x1f"
 #: Version of the on-disk layout; bump it (and add a migration) on any change.
@@ -133,7 +131,16 @@ def check_node(node: Node, dim: int) -> None:
             )
 
 
-def check_edges(nodes: NodeTable, edges: Sequence[Edge]) -> None:
+class NodeLookup(Protocol):
+    """What `check_edges` reads of a namespace's node table
+    (`labile_lancedb._cache.NodeTable`)."""
+
+    def get(self, node_id: str) -> Node | None:
+        """The node with that id, or ``None``."""
+        ...
+
+
+def check_edges(nodes: NodeLookup, edges: Sequence[Edge]) -> None:
     """Refuse a call (before any write) if one of ``edges`` is unstorable or dangling:
     both ends must be nodes of ``nodes``, the namespace's node table."""
     for edge in edges:

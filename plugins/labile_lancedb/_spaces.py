@@ -39,7 +39,7 @@ class SpaceCache:
         self._tables = tables
         self._spaces: dict[str, Space] = {}
         self.known_namespaces: set[str] | None = None
-        #: Edges written but not committed yet (`labile_lancedb._deferred`), put
+        #: Edges written but not committed yet (`labile_lancedb._carry`), put
         #: over the committed ones whenever a namespace's edges are (re)loaded.
         self.edge_overlay: Callable[[str], Iterable[tuple[Edge, int]]] | None = None
 

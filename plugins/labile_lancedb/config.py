@@ -81,7 +81,7 @@ class LanceStoreConfig:
             `labile.Memory.feedback`) wait in memory before their edge writes are
             committed together; ``1`` commits each block at its exit, like a batch.
             A process killed meanwhile loses the waiting edits (see
-            `labile_lancedb._deferred`).
+            `labile_lancedb._carry`).
         deferred_max_age_s: ... or how old the oldest waiting edit may be at the
             end of a block before they are committed (an idle process commits
             them at its next batch, `LanceStore.flush` or `LanceStore.close`).

@@ -28,7 +28,7 @@ what the call means for records) and delegates to one module per concern:
 `labile_lancedb._locks`       the lock of each namespace and of the whole store
 `labile_lancedb._lease`       the writer lease (object store)
 `labile_lancedb._txn`         the write buffer and the intent protocol (crash safety)
-`labile_lancedb._deferred`    deferred blocks: edge writes committed later, together
+`labile_lancedb._carry`       deferred blocks' edge writes waiting for a commit
 `labile_lancedb._freshness`   noticing other processes' commits
 `labile_lancedb._spaces`      which namespaces are cached; loading them
 `labile_lancedb._cache`       the cached structures (numpy node table, igraph edges)
@@ -43,8 +43,9 @@ what the call means for records) and delegates to one module per concern:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,9 @@ from labile.plugin import (
     StoreError,
     get_logger,
 )
-from labile_lancedb import _deferred, _erase, _rows, _search, _sql
+from labile_lancedb import _erase, _rows, _search, _sql
 from labile_lancedb._cache import clone, copy_node
+from labile_lancedb._carry import Block, Carry, Entry
 from labile_lancedb._engine import Engine
 from labile_lancedb._migrations import migrate
 from labile_lancedb._retry import retrying_read
@@ -133,8 +135,8 @@ class LanceStore:
         self._lock = self._engine.lock
         self._lance = self._engine.tables
         self._spaces = self._engine.spaces
-        self._carry = _deferred.Carry()
-        self._spaces.edge_overlay = lambda ns: _deferred.overlay(self, ns)
+        self._carry = Carry()
+        self._spaces.edge_overlay = self._carried_overlay
 
     @property
     def external_commits(self) -> int:
@@ -171,7 +173,8 @@ class LanceStore:
         """
         return self._engine.reading(namespace)
 
-    def batch(self, namespace: str) -> AbstractContextManager[None]:
+    @contextmanager
+    def batch(self, namespace: str) -> Iterator[None]:
         """Group the writes made inside the block into one crash-safe transaction.
 
         The writes are visible to reads at once and become durable together
@@ -179,17 +182,126 @@ class LanceStore:
         outermost block every one of them is rolled back. A block nested in
         another (on any namespace) joins the enclosing transaction. A process
         killed inside the block leaves no trace of it (see `labile_lancedb._txn`).
+        The outermost batch of a namespace first takes in the edits its
+        `deferred` blocks carry.
 
         Raises:
             StoreError: the commit failed (the transaction was rolled back).
         """
-        return _deferred.batch(self, namespace)
+        block = self._carry.active_here()
+        if block is not None and self._engine.txn is None:
+            block.promote()  # a write other than an edge upsert: the block becomes a batch
+        with self._engine.batch(namespace):
+            txn = self._engine.txn
+            taken = self._absorb_carry(namespace) if (
+                self._carry and txn is not None and txn.depth == 1 and txn.owned_here()
+            ) else None
+            yield
+        if taken is not None:  # committed (an exception or a failed commit keeps the carry)
+            self._carry.discard(taken)
 
-    def deferred(self, namespace: str) -> AbstractContextManager[None]:
+    @contextmanager
+    def deferred(self, namespace: str) -> Iterator[None]:
         """A block whose edge writes are seen at once but committed later, with other
         blocks' (`labile.plugin.DeferredStore`; semantics and what a crash loses:
-        `labile_lancedb._deferred`). Inside an open batch it joins the batch."""
-        return _deferred.deferred(self, namespace)
+        `labile_lancedb._carry`). Inside an open batch it joins the batch."""
+        engine, carry, config = self._engine, self._carry, self.config
+        engine.check_usable()
+        engine.check_namespace(namespace)
+        open_block = carry.block
+        if open_block is not None and open_block.owner == threading.get_ident():
+            open_block.depth += 1  # nested: joins the open block (deferred or promoted)
+            try:
+                yield
+            finally:
+                open_block.depth -= 1
+            return
+        txn = engine.txn
+        if config.deferred_commit_every <= 1 or (txn is not None and txn.owned_here()):
+            with self.batch(namespace):  # durable at once / with the enclosing batch
+                yield
+            return
+        # One writer at a time in this process, as for batches: another thread's
+        # batch or deferred block waits until this block ends (the engine's lock).
+        with engine.txn_lock:  # (the engine's own lock: no second one to order against it)
+            stack = ExitStack()
+
+            def promote() -> None:
+                block.promoted = True
+                stack.enter_context(self.batch(namespace))
+
+            block = carry.block = Block(namespace=namespace, owner=threading.get_ident(),
+                                        promote=promote)
+            try:
+                with stack:  # a promoted block commits (or rolls back) when this exits
+                    try:
+                        yield
+                    finally:
+                        carry.block = None
+            except BaseException:
+                written = carry.undo(block)
+                with self._lock:  # reloaded from the committed rows plus the carry
+                    self._spaces.forget(written)
+                raise
+        if not block.promoted:
+            self._end_deferred_block()
+
+    def _end_deferred_block(self) -> None:
+        """Count a deferred block that ended, and commit the carry once it is due."""
+        carry, config = self._carry, self.config
+        carry.blocks += 1
+        if not carry.due(config.deferred_commit_every, config.deferred_max_age_s):
+            return
+        try:
+            self.flush()
+        except StoreError as exc:  # the block itself succeeded: keep carrying, retry later
+            log.warning("lancedb_deferred_commit_failed",
+                        edits=sum(map(len, carry.edges.values())),
+                        error=f"{type(exc).__name__}: {exc}")
+
+    def _carry_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        """`upsert_edges` inside a deferred block: checked like any write, then to the
+        namespace's cache and the carry, no transaction."""
+        with self._lock:
+            _rows.check_edges(self._spaces.nodes(namespace), edges)
+            graph = self._spaces.edges(namespace)
+            for edge in edges:
+                stored = clone(edge, namespace=namespace)
+                seq = graph.seqs.get(edge.id)
+                graph.put(stored, self._engine.next_seq(namespace) if seq is None else seq)
+                self._carry.put(namespace, stored, graph.seqs[edge.id])
+
+    def _carried_overlay(self, namespace: str) -> list[Entry]:
+        """The carried edges of ``namespace`` whose ends are still nodes (for a reload)."""
+        held = self._carry.edges.get(namespace)
+        if not held:
+            return []
+        nodes = self._spaces.nodes(namespace)
+        return [(e, seq) for e, seq in held.values()
+                if nodes.get(e.src) is not None and nodes.get(e.dst) is not None]
+
+    def _absorb_carry(self, namespace: str) -> dict[str, dict[str, Entry]]:
+        """Write ``namespace``'s carried edges into its open transaction (its first
+        writes); what was taken.
+
+        Runs right after the outermost batch has caught up with other processes'
+        commits, so an edge whose end was deleted meanwhile is dropped here.
+        """
+        taken = self._carry.taken(namespace)
+        with self._lock:
+            for ns, held in taken.items():
+                nodes, graph = self._spaces.nodes(ns), self._spaces.edges(ns)
+                pending = self._engine.write_buffer(ns)
+                for eid, (edge, seq) in held.items():
+                    if nodes.get(edge.src) is None or nodes.get(edge.dst) is None:
+                        log.warning("lancedb_deferred_edge_dropped", namespace=ns, edge=eid,
+                                    reason="an end node no longer exists")
+                        continue
+                    graph.put(edge, seq)
+                    # An upsert, not an append: whether LanceDB holds the row may have
+                    # changed since the edit (another process, a rollback).
+                    pending.edges[eid] = (edge, seq)
+        return taken
 
     def flush(self) -> None:
         """Commit the waiting edits of `deferred` blocks now (none waiting: a no-op); a
@@ -341,7 +453,7 @@ class LanceStore:
         self._engine.check_usable()
         self._engine.check_namespace(namespace)
         if self._carry.active_here() is not None and self._engine.txn is None:
-            _deferred.carry_edges(self, namespace, edges)  # to the cache and the carry only
+            self._carry_edges(namespace, edges)  # to the cache and the carry only
             return
         with self.batch(namespace), self._lock:
             _rows.check_edges(self._spaces.nodes(namespace), edges)

@@ -25,6 +25,7 @@ import hashlib
 import itertools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 import attrs
@@ -48,18 +49,46 @@ def _feature_hash(feature: str) -> int:
 
 
 def _features(text: str) -> list[tuple[str, float]]:
-    """The weighted features of one text; empty when the text has no word characters."""
-    # NFKC first: a decomposed "e" + combining diaeresis would otherwise split the word
-    # (combining marks are not word characters), and full-width letters would not match.
-    words = _WORD_RE.findall(unicodedata.normalize("NFKC", text).lower())
+    """The weighted features of one text; empty when the text has no word characters.
+
+    The reference definition: `HashingEmbedder.embed` computes the same sums per word
+    (`_word_buckets`) and per bigram, without listing the features.
+    """
+    words = _words(text)
     # Prefixes keep the three feature families apart: the word "cat" and the trigram
     # "cat" must not land in the same bucket by construction.
     feats: list[tuple[str, float]] = [(f"w:{w}", _UNIGRAM_WEIGHT) for w in words]
     feats.extend((f"b:{a} {b}", _BIGRAM_WEIGHT) for a, b in itertools.pairwise(words))
     for w in words:
-        padded = f"#{w}#"
-        feats.extend((f"c:{padded[i : i + 3]}", _TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
+        feats.extend(_word_features(w)[1:])
     return feats
+
+
+def _words(text: str) -> list[str]:
+    # NFKC first: a decomposed "e" + combining diaeresis would otherwise split the word
+    # (combining marks are not word characters), and full-width letters would not match.
+    return _WORD_RE.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def _word_features(word: str) -> list[tuple[str, float]]:
+    """A word's own features: its unigram, then its padded character trigrams."""
+    padded = f"#{word}#"
+    return [(f"w:{word}", _UNIGRAM_WEIGHT)] + [
+        (f"c:{padded[i : i + 3]}", _TRIGRAM_WEIGHT) for i in range(len(padded) - 2)]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_buckets(word: str, dim: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Buckets and signed weights of a word's own features (`_word_features`) in ``dim``."""
+    # Cached per word: a word's unigram and trigrams are the same wherever it occurs, and
+    # building and hashing them per occurrence was most of the cost of a long text.
+    buckets: list[int] = []
+    values: list[float] = []
+    for feature, weight in _word_features(word):
+        h = _feature_hash(feature)
+        buckets.append(h % dim)
+        values.append(-weight if h >> 63 else weight)
+    return tuple(buckets), tuple(values)
 
 
 @attrs.frozen(kw_only=True)
@@ -129,16 +158,35 @@ class HashingEmbedder:
         for row, text in enumerate(items):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{row}] is {type(text).__name__}, expected str")
-            # Accumulate in float64 so the result does not depend on summation order
-            # artefacts in float32, then normalise and cast once.
-            acc = np.zeros(self.dim, dtype=np.float64)
-            for feature, weight in _features(text):
-                h = _feature_hash(feature)
-                sign = -1.0 if h >> 63 else 1.0
-                acc[h % self.dim] += sign * weight
+            acc = self._accumulate(_words(text))
             norm = float(np.linalg.norm(acc))
             # A zero norm means no features (or, very rarely, signed collisions cancelling
             # exactly); return the zero row instead of dividing by zero.
             if norm > 0.0:
                 out[row] = acc / norm
         return out
+
+    def _accumulate(self, words: list[str]) -> np.ndarray:
+        """The float64 sum of the signed, weighted feature buckets of ``words``.
+
+        Every weight is a multiple of 0.5 and every partial sum a small one, so
+        float64 adds them exactly: the sum is the same in any order (summing per word,
+        then per bigram, gives the vector summing `_features` in its order gives).
+        """
+        # Per distinct word and bigram, times its count: counting runs in C, and a
+        # passage of prose repeats a third of its words.
+        buckets: list[int] = []
+        values: list[float] = []
+        for w, count in Counter(words).items():
+            b, v = _word_buckets(w, self.dim)
+            buckets.extend(b)
+            values.extend(v if count == 1 else [x * count for x in v])
+        for (a, b2), count in Counter(itertools.pairwise(words)).items():
+            h = _feature_hash(f"b:{a} {b2}")
+            buckets.append(h % self.dim)
+            values.append((-_BIGRAM_WEIGHT if h >> 63 else _BIGRAM_WEIGHT) * count)
+        if not buckets:
+            return np.zeros(self.dim, dtype=np.float64)
+        return np.bincount(np.asarray(buckets, dtype=np.intp),
+                           weights=np.asarray(values, dtype=np.float64), minlength=self.dim)
+

@@ -1,4 +1,4 @@
-"""REALM: an agentic cognitive graph with retrieval-driven reconsolidation (SPEC §3).
+"""REALM: an agentic cognitive graph with retrieval-driven reconsolidation (the REALM paper, §3).
 
 Registers the schema (4 node kinds, 15 predicates), the ``realm.construct``
 extractor, the seed atoms ``realm.query_match`` / ``realm.keywords_match`` /
@@ -110,9 +110,9 @@ def labile_register_presets(register: Register) -> None:
 def labile_register_realm_unit_extractors(register: Register) -> None:
     """``realm.unit_extractor.offline`` and ``realm.unit_extractor.llm``."""
     from labile_realm.construct.extract_llm import LLMUnitsConfig, build_llm_units
-    from labile_realm.construct.extract_offline import build_offline_units
+    from labile_realm.construct.extract_offline import OfflineUnitsConfig, build_offline_units
 
-    register("realm.unit_extractor.offline", build_offline_units,
+    register("realm.unit_extractor.offline", build_offline_units, config=OfflineUnitsConfig,
              summary="events, facts and entities from rules, keyphrases and time parsing")
     register("realm.unit_extractor.llm", build_llm_units, config=LLMUnitsConfig, needs=("llm",),
              summary="the model types the units of a turn (several turns of one add in one "
@@ -123,9 +123,9 @@ def labile_register_realm_unit_extractors(register: Register) -> None:
 def labile_register_realm_write_deciders(register: Register) -> None:
     """``realm.write_decider.offline`` and ``realm.write_decider.llm``."""
     from labile_realm.construct.decide_llm import LLMDecisionConfig, build_llm_decider
-    from labile_realm.construct.decide_offline import build_offline_decider
+    from labile_realm.construct.decide_offline import OfflineDeciderConfig, build_offline_decider
 
-    register("realm.write_decider.offline", build_offline_decider,
+    register("realm.write_decider.offline", build_offline_decider, config=OfflineDeciderConfig,
              summary="merge near-duplicates, else add; correlates edges by similarity")
     register("realm.write_decider.llm", build_llm_decider, config=LLMDecisionConfig,
              needs=("llm",),
@@ -136,33 +136,40 @@ def labile_register_realm_write_deciders(register: Register) -> None:
 @hookimpl
 def labile_register_realm_seed_planners(register: Register) -> None:
     """``realm.seed_planner.offline`` and ``realm.seed_planner.llm``."""
-    from labile_realm.retrieve.plan import build_offline_seed_planner
+    from labile_realm.retrieve.plan import PlannerConfig, build_offline_seed_planner
     from labile_realm.retrieve.plan_llm import build_llm_seed_planner
 
-    register("realm.seed_planner.offline", build_offline_seed_planner,
+    register("realm.seed_planner.offline", build_offline_seed_planner, config=PlannerConfig,
              summary="one plan from the question: keywords, node types, time range")
-    register("realm.seed_planner.llm", build_llm_seed_planner, needs=("llm",),
+    register("realm.seed_planner.llm", build_llm_seed_planner, config=PlannerConfig,
+             needs=("llm",),
              summary="the model writes the seed plans (offline plan if the reply is invalid)")
 
 
 @hookimpl
 def labile_register_realm_sufficiency_controllers(register: Register) -> None:
     """``realm.sufficiency_controller.offline`` and ``realm.sufficiency_controller.llm``."""
-    from labile_realm.retrieve.sufficiency import build_llm_controller, build_offline_controller
+    from labile_realm.retrieve.sufficiency import (
+        ControllerConfig,
+        build_llm_controller,
+        build_offline_controller,
+    )
 
     register("realm.sufficiency_controller.offline", build_offline_controller,
+             config=ControllerConfig,
              summary="stop when the top-K evidence stops changing; expand the best nodes")
-    register("realm.sufficiency_controller.llm", build_llm_controller, needs=("llm",),
+    register("realm.sufficiency_controller.llm", build_llm_controller, config=ControllerConfig,
+             needs=("llm",),
              summary="the model judges sufficiency and picks the frontier")
 
 
 @hookimpl
 def labile_register_realm_expansion_policies(register: Register) -> None:
     """``realm.expansion_policy.offline`` and ``realm.expansion_policy.llm``."""
-    from labile_realm.retrieve.plan import build_offline_policy
+    from labile_realm.retrieve.plan import PlannerConfig, build_offline_policy
     from labile_realm.retrieve.plan_llm import build_llm_policy
 
-    register("realm.expansion_policy.offline", build_offline_policy,
+    register("realm.expansion_policy.offline", build_offline_policy, config=PlannerConfig,
              summary="the configured default action, the plan's time range as a soft decay")
     register("realm.expansion_policy.llm", build_llm_policy, needs=("llm",),
              summary="the model chooses each frontier node's action")
@@ -171,9 +178,14 @@ def labile_register_realm_expansion_policies(register: Register) -> None:
 @hookimpl
 def labile_register_realm_reconsolidation_deciders(register: Register) -> None:
     """``realm.reconsolidation_decider.offline`` and ``realm.reconsolidation_decider.llm``."""
-    from labile_realm.reconsolidate_decide import build_llm_decider, build_offline_decider
+    from labile_realm.reconsolidate_decide import (
+        OfflineReconsolidationConfig,
+        build_llm_decider,
+        build_offline_decider,
+    )
 
     register("realm.reconsolidation_decider.offline", build_offline_decider,
+             config=OfflineReconsolidationConfig,
              summary="lexical support against the answer: strengthen, link, weaken")
     register("realm.reconsolidation_decider.llm", build_llm_decider, needs=("llm",),
              summary="the model audits the recalled subgraph and proposes edge edits")

@@ -7,12 +7,11 @@ party can register its own. A host component names its decision in its
 options (``planner = "realm.seed_planner.llm"``); ``"offline"`` and ``"llm"``
 are aliases kept for configs written before the decisions became kinds.
 
-Each kind's factories are called ``factory(config, deps, host)``: ``config``
-is the component's own options, ``deps`` the pipeline's `Deps`, and ``host``
-the config of the component that builds it (its ``*_k``, ``planning`` or
-``thresholds`` options feed the bundled implementations). Decisions that call
-the LLM are registered with ``needs=("llm",)``; the kernel refuses them in a
-pipeline without a model.
+Each kind's factories are called ``factory(config, deps)``: ``config`` is
+the component's own options (its thresholds included: an LLM variant that
+falls back on offline rules carries their options in its own config class),
+``deps`` the pipeline's `Deps`. Decisions that call the LLM are registered
+with ``needs=("llm",)``; the kernel refuses them in a pipeline without a model.
 
 This module is imported when the plugin loads: it defines types only.
 """
@@ -25,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from labile.plugin import Edge, Feedback, Hit, KindSpec, Node, Observation, Query, RetrievalResult
 
 if TYPE_CHECKING:
-    from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
     from labile_realm.construct.extract_offline import Extraction
     from labile_realm.construct.neighbourhood import Candidate
+    from labile_realm.construct.ops import EdgeOp, NodeDecision
     from labile_realm.construct.units import ConversationState, Unit
     from labile_realm.reconsolidate_decide import Classification, EdgeDecision
     from labile_realm.retrieve.plan import ExpansionAction, SeedPlan
@@ -170,9 +169,9 @@ def _kind(name: str, plural: str, protocol: type, host: str, what: str) -> KindS
         aliases={"offline": f"{name}.offline", "llm": f"{name}.llm"},
         doc=f"""Add {what}.
 
-        ``factory(config, deps, host)`` returns a `labile_realm.decisions.{protocol.__name__}`;
-        ``host`` is the `{host}` of the component that uses it. Chosen by name in
-        that component's options; ``"offline"`` and ``"llm"`` name the bundled pair.
+        ``factory(config, deps)`` returns a `labile_realm.decisions.{protocol.__name__}`.
+        Chosen by name (or as a table with its options) in the options of a
+        `{host}`; ``"offline"`` and ``"llm"`` name the bundled pair.
         """,
     )
 

@@ -92,8 +92,10 @@ def realm_no_plan() -> dict[str, Any]:
     """Ablation: ``realm`` with a planner that does not read the question's cues."""
     table = realm()
     seed = table["retrieval"]["seed"][0]
-    seed.update(max_seed_plans=1, anchor_boost=0.0, planning=dict(_PLAIN_PLANNING))
-    table["retrieval"]["expand"][0]["planning"] = dict(_PLAIN_PLANNING)
+    seed.update(max_seed_plans=1, anchor_boost=0.0,
+                planner={"type": "realm.seed_planner.offline", "planning": dict(_PLAIN_PLANNING)})
+    table["retrieval"]["expand"][0]["policy"] = {"type": "realm.expansion_policy.offline",
+                                                 "planning": dict(_PLAIN_PLANNING)}
     return table
 
 

@@ -4,8 +4,8 @@ After a retrieval has been used, a decider classifies the recalled nodes
 (key evidence / supporting context / misleading / unrelated) and proposes
 edge decisions d = (v_i, v_j, action, predicate, confidence) with action in
 {add, strengthen, weaken}. They are applied with the bounded update of
-eq. 11–12 (SPEC §3.4, which we follow rather than the slightly different
-form of the paper's Algorithm 3 listing)::
+eq. 11–12 (the paper's §3.4.2, which we follow rather than the slightly
+different form of its Algorithm 3 listing)::
 
     w_b = max(w_min, min(1, w))
     w  ← clip(w + η·c, w_min, 1),   η = η_add (0.8)   for add (a new edge starts at 0: w = η·c)
@@ -59,7 +59,7 @@ from labile.plugin import (
 )
 from labile_realm.decisions import RECONSOLIDATION_DECIDER, ReconsolidationDecider
 from labile_realm.reconsolidate_decide import Action, Classification, EdgeDecision
-from labile_realm.schema import PREDICATE_BY_NAME, is_symmetric, predicate_name
+from labile_realm.schema import PREDICATE_BY_NAME, is_symmetric
 
 log = get_logger(__name__)
 
@@ -146,32 +146,26 @@ class ReconsolidateConfig:
             (``….offline`` or ``….llm``).
         eta_add: η for ``add`` (a new edge gets w = η·c).
         w_min: Lower bound of reconsolidated weights.
-        support_overlap: Share of the feedback's terms a node must contain to
-            count as supporting.
-        weak_confidence: Confidence scale when there is no answer (the query
-            and the top hits' agreement are only a weak signal).
-        max_add: New edges per feedback, at most.
-        add_needs_answer: Add edges only on a strong signal (an answer or cited
-            nodes); the weak signal of a query alone only re-weights existing
-            edges. Measured on LoCoMo, adding edges from the weak signal made
-            later retrieval worse.
-        add_predicate: Predicate of offline-added edges.
-        key_rank: Supporting nodes within this rank are key evidence.
+        weak_confidence: Confidence scale of the path-credit edits when there
+            is no answer (the query alone is only a weak signal).
         max_history: Edits kept in an edge's ``attrs["history"]``.
         actions: The edits this operator may make (any of add, strengthen, weaken).
         path_credit: Confidence of the path-credit edits (0 turns them off).
+
+    The keys ``support_overlap``, ``weak_confidence``, ``max_add``,
+    ``add_needs_answer``, ``add_predicate`` and ``key_rank`` (options of the
+    offline decider) are still read from this table, for configs written
+    when they were the operator's, and moved into the decider
+    (``weak_confidence`` stays the operator's too).
     """
 
-    decider: ComponentSpec = component_field(RECONSOLIDATION_DECIDER,
-                                             f"{RECONSOLIDATION_DECIDER}.offline")
+    decider: ComponentSpec = component_field(
+        RECONSOLIDATION_DECIDER, f"{RECONSOLIDATION_DECIDER}.offline",
+        moved=("support_overlap", "weak_confidence", "max_add", "add_needs_answer",
+               "add_predicate", "key_rank"))
     eta_add: float = attrs.field(default=0.8, validator=[ge(0.0), le(1.0)])
     w_min: float = attrs.field(default=0.05, validator=[ge(0.0), le(1.0)])
-    support_overlap: float = attrs.field(default=0.34, validator=[ge(0.0), le(1.0)])
     weak_confidence: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
-    max_add: int = attrs.field(default=4, validator=[ge(0), le(10_000)])
-    add_needs_answer: bool = True
-    add_predicate: str = attrs.field(default="correlates")
-    key_rank: int = attrs.field(default=3, validator=[ge(1), le(10_000)])
     max_history: int = attrs.field(default=20, validator=[ge(0), le(10_000)])
     actions: tuple[str, ...] = attrs.field(default=("add", "strengthen", "weaken"))
     path_credit: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
@@ -182,11 +176,6 @@ class ReconsolidateConfig:
         if bad:
             raise ValueError(f"unknown action(s) {sorted(bad)} (use add, strengthen, weaken)")
 
-    @add_predicate.validator
-    def _check_predicate(self, _attr: object, value: str) -> None:
-        if predicate_name(value) is None:
-            raise ValueError(f"unknown REALM predicate {value!r}")
-
 
 class RealmReconsolidator:
     """``realm.reconsolidate``: classify, decide, apply eq. 11–12, log every edit."""
@@ -194,7 +183,7 @@ class RealmReconsolidator:
     def __init__(self, name: str, config: ReconsolidateConfig, deps: Deps) -> None:
         self.name, self.config, self.deps = name, config, deps
         self.store: Store = deps.store
-        self.decider: ReconsolidationDecider = deps.registries.build(config.decider, deps, config)
+        self.decider: ReconsolidationDecider = deps.registries.build(config.decider, deps)
         #: The decider's registered name, recorded in every edit.
         self.decider_name = deps.registries.component(config.decider).name
 

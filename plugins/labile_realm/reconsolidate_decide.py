@@ -16,9 +16,10 @@ system's own answer or the caller's signal, never gold labels.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import attrs
+from attrs.validators import ge, le
 
 from labile.plugin import (
     Deps,
@@ -34,9 +35,6 @@ from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.schema import ENTITY, EPISODE, predicate_name
 from labile_text.entities import named_entities
-
-if TYPE_CHECKING:
-    from labile_realm.reconsolidate import ReconsolidateConfig
 
 Action = Literal["add", "strengthen", "weaken"]
 
@@ -121,7 +119,7 @@ class OfflineReconsolidationDecider:
     when its other end is recalled.
     """
 
-    def __init__(self, config: ReconsolidateConfig) -> None:
+    def __init__(self, config: OfflineReconsolidationConfig) -> None:
         self.config = config
 
     def decide(  # noqa: C901
@@ -284,23 +282,53 @@ def _cue(query: str, answer: str | None, limit: int = 300) -> str:
     return text[:limit]
 
 
+def _check_predicate(_inst: object, _attr: object, value: str) -> None:
+    if predicate_name(value) is None:
+        raise ValueError(f"unknown REALM predicate {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class OfflineReconsolidationConfig:
+    """Options of ``realm.reconsolidation_decider.offline``.
+
+    Attributes:
+        support_overlap: Share of the feedback's terms a node must contain to
+            count as supporting.
+        weak_confidence: Confidence scale when there is no answer (the query
+            and the top hits' agreement are only a weak signal).
+        max_add: New edges per feedback, at most.
+        add_needs_answer: Add edges only on a strong signal (an answer or cited
+            nodes); the weak signal of a query alone only re-weights existing
+            edges. Measured on LoCoMo, adding edges from the weak signal made
+            later retrieval worse.
+        add_predicate: Predicate of the edges it adds.
+        key_rank: Supporting nodes within this rank are key evidence.
+    """
+
+    support_overlap: float = attrs.field(default=0.34, validator=[ge(0.0), le(1.0)])
+    weak_confidence: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
+    max_add: int = attrs.field(default=4, validator=[ge(0), le(10_000)])
+    add_needs_answer: bool = True
+    add_predicate: str = attrs.field(default="correlates", validator=_check_predicate)
+    key_rank: int = attrs.field(default=3, validator=[ge(1), le(10_000)])
+
+
 def build_offline_decider(
-    config: NoConfig, deps: Deps, host: ReconsolidateConfig
+    config: OfflineReconsolidationConfig, deps: Deps
 ) -> OfflineReconsolidationDecider:
-    """Factory of ``realm.reconsolidation_decider.offline`` (rules tuned by the host's options)."""
-    del config, deps
-    return OfflineReconsolidationDecider(host)
+    """Factory of ``realm.reconsolidation_decider.offline``."""
+    del deps
+    return OfflineReconsolidationDecider(config)
 
 
-def build_llm_decider(
-    config: NoConfig, deps: Deps, host: ReconsolidateConfig
-) -> LLMReconsolidationDecider:
+def build_llm_decider(config: NoConfig, deps: Deps) -> LLMReconsolidationDecider:
     """Factory of ``realm.reconsolidation_decider.llm``."""
-    del config, host
+    del config
     return LLMReconsolidationDecider(deps.llm)
 
 
 __all__ = [
     "Action", "Classification", "EdgeDecision", "LLMReconsolidationDecider",
-    "OfflineReconsolidationDecider", "build_llm_decider", "build_offline_decider",
+    "OfflineReconsolidationConfig", "OfflineReconsolidationDecider", "build_llm_decider",
+    "build_offline_decider",
 ]

@@ -1,4 +1,4 @@
-"""The REALM graph schema (SPEC §3.1): four node kinds and fifteen predicates.
+"""The REALM graph schema (the paper's §3.2.1): four node kinds and fifteen predicates.
 
 Every name is prefixed with ``realm.`` so the bundle can share a store with
 others. Symmetric predicates (``contradicts``, ``correlates``,

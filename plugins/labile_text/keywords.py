@@ -124,7 +124,8 @@ def keyphrases(text: str, k: int = 5) -> list[str]:  # noqa: C901, PLR0912
             candidates.append(
                 (toks, [stem(w) for t in toks for w in words(t)], ent.span[0], _ENTITY_BOOST)
             )
-    for tm in resolve_time_expressions(text, _SPAN_ANCHOR):
+    # only where time phrases are matters here, not their dates: no reading of tense
+    for tm in resolve_time_expressions(text, _SPAN_ANCHOR, tense="past"):
         blocked.append(tm.span)
         toks = _WORD.findall(tm.phrase)
         explicit = any(c.isdigit() for c in tm.phrase) or any(

@@ -201,7 +201,7 @@ def states_fact(sentence: str) -> bool:
         return False
     if stance(sentence) != "none" or any(ch.isdigit() for ch in sentence):
         return True
-    if resolve_time_expressions(sentence, _ANCHOR_EPOCH):
+    if resolve_time_expressions(sentence, _ANCHOR_EPOCH, tense="past"):  # any time phrase
         return True
     return any(not is_vocative(sentence, *e.span) for e in named_entities(sentence))
 

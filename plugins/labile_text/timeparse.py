@@ -22,13 +22,16 @@ Conventions (documented because English is ambiguous here):
     * "since X" is a range from the start of X to the end of the anchor's day;
       "the past N days/weeks/..." is a range ending with the anchor's day and
       "the next N ..." one starting with it;
+    * a bare month, day or weekday (no year, no "last"/"next") follows the tense of
+      its clause (`labile_text.tense`): the coming one in a plan or schedule, the
+      last one in a report; when the clause does not say, the last one is the
+      mention's ``start``/``end`` and the coming one its ``alternative``;
     * vague words ("recently", "lately", "the other day") are not resolved.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
@@ -54,6 +57,7 @@ from labile_text.intervals import (
     weekend_interval,
     year_interval,
 )
+from labile_text.tense import BOTH, FUTURE, TenseReader
 
 __all__ = ["GRANULARITIES", "TimeMention", "resolve_time_expressions"]
 
@@ -76,6 +80,10 @@ class TimeMention:
         start: Inclusive start, tz-aware, in the anchor's time zone.
         end: Exclusive end, tz-aware, always after ``start``.
         granularity: "day", "week", "month", "year", "weekend" or "range".
+        alternative: For a bare month, day or weekday whose clause does not say
+            whether it looks forward or back ("Japan in October!"), the coming
+            occurrence as ``(start, end)``; ``start``/``end`` then hold the last
+            one. ``None`` when the phrase has one reading.
     """
 
     phrase: str
@@ -83,6 +91,13 @@ class TimeMention:
     start: datetime
     end: datetime
     granularity: str = attrs.field(validator=_check_granularity)
+    alternative: tuple[datetime, datetime] | None = None
+
+    @property
+    def readings(self) -> tuple[tuple[datetime, datetime], ...]:
+        """Every candidate ``(start, end)``, earliest first: one, or two when undecided."""
+        main = (self.start, self.end)
+        return (main,) if self.alternative is None else (main, self.alternative)
 
 
 _NUMBER_WORDS = {
@@ -363,42 +378,6 @@ def _rolling(m: re.Match[str], anchor: date) -> Interval | None:
     return offset(anchor, -n, unit), anchor + timedelta(days=1), "range"
 
 
-_FUTURE = re.compile(
-    r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning)?\s+to|hop(?:e|es|ing)\s+to|"
-    r"intend(?:s|ing)?\s+to|about\s+to|looking\s+forward|can'?t\s+wait|upcoming|"
-    r"next|coming\s+up|scheduled|booked)\b|'ll\b",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"[.!?\n]")
-
-
-@attrs.define
-class _FutureContext:
-    """Whether the sentence around a span speaks of the future, for one text.
-
-    The sentence ends are found once and looked up by bisection, and each
-    sentence is read once: asking for every time expression of a long text
-    stays linear in its length (scanning from the start each time was not).
-    """
-
-    text: str
-    ends: list[int] = attrs.field(init=False)  # one past each sentence-ending character
-    seen: dict[tuple[int, int], bool] = attrs.field(init=False, factory=dict)
-
-    def __attrs_post_init__(self) -> None:
-        self.ends = [mm.end() for mm in _SENTENCE_END.finditer(self.text)]
-
-    def __call__(self, start: int, end: int) -> bool:
-        before = bisect_right(self.ends, start) - 1
-        left = self.ends[before] if before >= 0 else 0
-        after = bisect_right(self.ends, end)
-        stop = self.ends[after] - 1 if after < len(self.ends) else len(self.text)
-        key = (left, stop)
-        if key not in self.seen:
-            self.seen[key] = bool(_FUTURE.search(self.text, left, stop))
-        return self.seen[key]
-
-
 def _roll_forward(handler: _Handler, m: re.Match[str], iv: Interval) -> Interval:
     """The next occurrence of a bare month, day or weekday instead of the last one."""
     start, end, gran = iv
@@ -417,7 +396,10 @@ def _rollable(handler: _Handler, m: re.Match[str]) -> bool:
     return rel not in {"last", "since", "back in", "this past", "past"}
 
 
-def _disjoint(found: list[tuple[int, int, Interval]], size: int) -> list[tuple[int, int, Interval]]:
+_Found = tuple[int, int, Interval, Interval | None]
+
+
+def _disjoint(found: list[_Found], size: int) -> list[_Found]:
     """Each (non-empty) candidate in turn unless it overlaps one already kept; kept ones in
     text order.
 
@@ -426,7 +408,7 @@ def _disjoint(found: list[tuple[int, int, Interval]], size: int) -> list[tuple[i
     every kept span made texts with many dates quadratic).
     """
     taken = bytearray(size)
-    chosen: list[tuple[int, int, Interval]] = []
+    chosen: list[_Found] = []
     for cand in found:
         start, end = cand[0], cand[1]
         if 1 in taken[start:end]:
@@ -451,9 +433,10 @@ def resolve_time_expressions(
     "May 2023"); years with a cue ("in 2022", "since 2019", "back in 2010");
     month names with a cue ("in March", "last May", "since June"); seasons
     ("the summer of 2022", "last summer"). A bare month, day or weekday
-    resolves to the most recent one, or to the next one when its sentence
-    speaks of the future ("will", "'ll", "going to", "plan to", "next" …).
-    Overlapping
+    resolves to the coming one when its clause looks forward ("will", "'ll",
+    "going to", "plan to", "I'm moving", "due", "booked" …), to the most
+    recent one when it looks back ("went", "was", "have seen", "ago"), and to
+    both (``TimeMention.alternative``) when it does not say. Overlapping
     candidates are resolved longest-first. See the module docstring for the
     calendar conventions.
 
@@ -461,7 +444,7 @@ def resolve_time_expressions(
         text: Arbitrary text.
         anchor: The moment the text was written; a naive value is taken as UTC.
         tense: How a bare month, day or weekday is read: ``"auto"`` from its
-            sentence, ``"past"`` always the last one, ``"future"`` always the next
+            clause, ``"past"`` always the last one, ``"future"`` always the next
             one. Questions are ambiguous ("What is she doing in September?"):
             resolve both ways and keep both readings.
 
@@ -473,8 +456,8 @@ def resolve_time_expressions(
         raise ValueError(f"tense must be 'auto', 'past' or 'future', got {tense!r}")
     tz: tzinfo = anchor.tzinfo or UTC
     day = anchor.date()
-    found: list[tuple[int, int, Interval]] = []
-    future_context = _FutureContext(text)
+    found: list[_Found] = []
+    tenses = TenseReader(text)
     for pattern, handler in _RULES:
         for m in pattern.finditer(text):
             try:
@@ -483,14 +466,17 @@ def resolve_time_expressions(
                 interval = None  # impossible dates such as "31 February 2023"
             if interval is None or not interval[0] < interval[1]:
                 continue
-            # A bare "in September" / "on Saturday" / "May 8th" said of plans means the
-            # next one, not the last one ("I'll cycle the Douro in September").
-            forward = tense == "future" or (
-                tense == "auto" and future_context(m.start(), m.end())
-            )
-            if interval[1] <= day and _rollable(handler, m) and forward:
-                interval = _roll_forward(handler, m, interval)
-            found.append((m.start(), m.end(), interval))
+            other: Interval | None = None
+            # A bare "in September" / "on Saturday" / "May 8th" is resolved to the last one;
+            # said of a plan it means the coming one ("I'll cycle the Douro in September"),
+            # and where the clause does not say, both are kept.
+            if interval[1] <= day and _rollable(handler, m):
+                direction = tense if tense != "auto" else tenses.direction(m.start(), m.end())
+                if direction == FUTURE:
+                    interval = _roll_forward(handler, m, interval)
+                elif direction == BOTH:
+                    other = _roll_forward(handler, m, interval)
+            found.append((m.start(), m.end(), interval, other))
     # Longest match wins ("the day before yesterday" over "yesterday").
     found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
     chosen = _disjoint(found, len(text))
@@ -498,4 +484,8 @@ def resolve_time_expressions(
     def at(d: date) -> datetime:
         return datetime(d.year, d.month, d.day, tzinfo=tz)
 
-    return [TimeMention(text[s:e], (s, e), at(iv[0]), at(iv[1]), iv[2]) for s, e, iv in chosen]
+    return [
+        TimeMention(text[s:e], (s, e), at(iv[0]), at(iv[1]), iv[2],
+                    None if alt is None else (at(alt[0]), at(alt[1])))
+        for s, e, iv, alt in chosen
+    ]

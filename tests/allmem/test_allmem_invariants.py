@@ -1,4 +1,4 @@
-"""Hypothesis properties of ATC over random edit sequences (SPEC §4, issue #6).
+"""Hypothesis properties of ATC over random edit sequences (the All-Mem paper's ATC operators).
 
 Random sequences of writes and consolidation runs, where a seeded random
 diagnoser proposes arbitrary edits (valid or not, any confidence) and a seeded

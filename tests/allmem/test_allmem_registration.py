@@ -134,10 +134,10 @@ def test_offline_and_llm_spellings_stay_valid_and_resolve_to_the_new_names(regis
              "consolidate": [{"type": "allmem.atc", "diagnoser": "llm", "planner": "offline",
                               "descriptor": "offline"}]}
     written = resolve(table, registries).to_table()
-    assert written["extractor"]["descriptor"] == "allmem.descriptor.llm"
+    assert written["extractor"]["descriptor"]["type"] == "allmem.descriptor.llm"
     atc = written["consolidate"][0]
     # the LLM diagnoser has options (its pre-gate), so it is written as a table
-    assert (atc["diagnoser"]["type"], atc["planner"], atc["descriptor"]) == (
+    assert (atc["diagnoser"]["type"], atc["planner"]["type"], atc["descriptor"]["type"]) == (
         "allmem.diagnoser.llm", "allmem.repair_planner.offline", "allmem.descriptor.offline")
     assert resolve(written, registries).to_table() == written
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labile_offline.hashing import HashingConfig, HashingEmbedder
 
@@ -108,3 +110,31 @@ def test_rejects_bare_string_and_non_strings() -> None:
         _emb().embed("hello")
     with pytest.raises(TypeError, match=r"texts\[0\]"):
         _emb().embed([None])  # type: ignore[list-item]
+
+
+def _reference_row(text: str, dim: int) -> np.ndarray:
+    """The embedding as first written: every feature of `_features`, added one by one."""
+    from labile_offline.hashing import _feature_hash, _features
+
+    acc = np.zeros(dim, dtype=np.float64)
+    for feature, weight in _features(text):
+        h = _feature_hash(feature)
+        acc[h % dim] += (-1.0 if h >> 63 else 1.0) * weight
+    norm = float(np.linalg.norm(acc))
+    return (acc / norm if norm > 0 else acc).astype(np.float32)
+
+
+# Few distinct pieces, so words, bigrams and buckets repeat within a text.
+_TEXT = st.lists(st.sampled_from([*"ab cé\u0301Ｆ1_.\n", "cat", "the ", "ß"]),
+                 max_size=80).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(_TEXT, max_size=4), dim=st.sampled_from([16, 97, 256]))
+def test_bucket_sums_per_word_equal_the_feature_by_feature_sum(texts: list[str], dim: int) -> None:
+    """For any texts and dimension, the fast path (cached buckets per distinct word and
+    bigram, one bincount) gives bit for bit the vectors of the feature-by-feature loop, so
+    vectors stored before it stay comparable with new ones."""
+    got = _emb(dim).embed(texts)
+    for row, text in enumerate(texts):
+        assert np.array_equal(got[row], _reference_row(text, dim))

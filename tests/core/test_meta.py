@@ -161,6 +161,72 @@ def test_the_import_scan_sees_every_form() -> None:
     ]
 
 
+def module_level_imports(source: str, package: str) -> set[str]:
+    """Modules of ``package`` that ``source`` imports when it is imported or type-checked:
+    its top-level imports, ``if TYPE_CHECKING:`` blocks included (not those inside functions,
+    which run later)."""
+    found: set[str] = set()
+    pending = list(ast.parse(source).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If | ast.Try):
+            pending += [*node.body, *node.orelse]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.split(".")[0] == package}
+
+
+def _import_cycle(package: Path) -> list[str]:
+    """One cycle of module-level imports among ``package``'s modules, or ``[]``."""
+    modules: dict[str, Path] = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {
+        name: {m for m in module_level_imports(path.read_text(encoding="utf-8"), package.name)
+               if m in modules and m != name and not name.startswith(f"{m}.")}
+        for name, path in modules.items()
+    }
+    done: set[str] = set()
+
+    def walk(name: str, trail: list[str]) -> list[str]:
+        if name in trail:
+            return [*trail[trail.index(name):], name]
+        if name in done:
+            return []
+        for target in sorted(graph[name]):
+            if cycle := walk(target, [*trail, name]):
+                return cycle
+        done.add(name)
+        return []
+
+    for name in sorted(graph):
+        if cycle := walk(name, []):
+            return cycle
+    return []
+
+
+@pytest.mark.parametrize("bundle", ["labile_realm", "labile_allmem", "labile_lancedb"])
+def test_a_bundle_has_no_import_cycle_not_even_for_annotations(bundle: str) -> None:
+    """A decision's protocol names the records of its implementations, never a host config:
+    so no module of the bundle reaches back to itself through its imports, the ones under
+    ``if TYPE_CHECKING:`` included (a package importing its own submodules excepted)."""
+    cycle = _import_cycle(ROOT / "plugins" / bundle)
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_scan_sees_type_checking_imports() -> None:
+    source = ("import labile_realm.ids\nfrom labile_realm.construct import ops\n"
+              "if TYPE_CHECKING:\n    from labile_realm.decisions import EdgeLookup\n"
+              "def f():\n    from labile_realm import late\n")
+    assert module_level_imports(source, "labile_realm") == {
+        "labile_realm.ids", "labile_realm.construct", "labile_realm.construct.ops",
+        "labile_realm.decisions", "labile_realm.decisions.EdgeLookup"}
+
+
 def test_importing_labile_does_not_import_heavy_dependencies() -> None:
     code = ("import sys, labile, labile._memory, labile.cli\n"
             "heavy = [m for m in ('litellm', 'lancedb', 'onnxruntime') if m in sys.modules]\n"

@@ -11,6 +11,7 @@ from labile._errors import DuplicateComponentError, UnknownComponentError
 from labile._kinds import KERNEL_KINDS
 from labile._registry import Component, Registry, collect
 from labile.plugin import hookimpl
+from labile.testing import make_deps
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz._", min_size=1, max_size=20)
 
@@ -87,3 +88,24 @@ def test_every_kind_has_a_registry(pm: pluggy.PluginManager) -> None:
     assert list(reg.by_kind) == [k.name for k in KERNEL_KINDS]
     with pytest.raises(UnknownComponentError, match="component kind"):
         reg["seeders"]
+
+
+def test_a_component_builds_through_its_factory_with_config_deps_and_context() -> None:
+    calls: list[tuple[object, ...]] = []
+
+    def factory(config: object, deps: object, *context: object) -> str:
+        calls.append((config, deps, *context))
+        return "built"
+
+    component: Component[str] = Component(kind="filter", name="acme.f", factory=factory)
+    deps = make_deps()
+    assert component.build("cfg", deps, "ctx") == "built"
+    assert calls == [("cfg", deps, "ctx")]
+
+
+def test_a_value_is_looked_up_never_built() -> None:
+    """A value kind's component (a node kind, a predicate, a preset table) is no factory."""
+    value: Component[dict[str, str]] = Component(kind="preset", name="acme.p",
+                                                 factory={"store": "memory"})
+    with pytest.raises(TypeError, match="'acme.p' is a value, not a factory"):
+        value.build(None, make_deps())

@@ -35,7 +35,8 @@ def test_chat_jsonl_role_content_without_ids_or_times(tmp_path: Path) -> None:
     obs = conv.observations
     assert conv.namespace is None
     assert [o.speaker for o in obs] == ["user", "assistant", "Ann"]
-    assert obs[0].timestamp == NOW
+    assert obs[0].timestamp == obs[1].timestamp == obs[2].timestamp  # the first time given
+    assert conv.filled_times == ("line 1", "line 2")
     assert obs[2].timestamp == datetime(2024, 5, 1, 8, 0, tzinfo=UTC)  # naive: read in --tz
     assert len({o.id for o in obs}) == 3
     again = read_file(path, None, OPTS)[0].observations
@@ -92,9 +93,10 @@ def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @given(st.lists(st.text(min_size=1).filter(str.strip), min_size=1, max_size=8))
-def test_ids_depend_on_content_and_position_only(texts: list[str]) -> None:
+def test_ids_depend_on_content_and_repeats_only(texts: list[str]) -> None:
     """Property: reading a log twice gives the same ids; appending lines keeps the
-    earlier lines' ids; no two lines of one file share an id."""
+    earlier lines' ids; no two lines of one file share an id (see also
+    tests/io/test_io_content_ids.py)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -202,3 +202,26 @@ def test_a_nested_component_left_without_options_compares_as_its_name() -> None:
     assert recorded["consolidator"][0]["inner"] == "acme.inner"
     resolved = _consolidators("acme.a", inner=attrs.evolve(bare, config=_RuntimeOnlyConfig()))
     assert _json(shape(resolved)) == _recorded_shape(recorded, resolved) == recorded
+
+
+def test_an_option_added_after_the_store_was_built_compares_as_its_default(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s"
+    with _open(path, preset="realm"):
+        pass
+    record = json.loads((path / RECORD).read_text())
+    # a record written by a build whose extractor lacked one of today's options
+    option = sorted(k for k in record["shape"]["extractor"] if k != "type")[0]
+    for part in (record["shape"], record["pipeline"]):
+        del part["extractor"][option]
+    (path / RECORD).write_text(json.dumps(record))
+    with Memory.open(path=path) as memory:
+        assert memory.config.preset == "realm"
+    with _open(path, preset="realm"):
+        pass
+    # the option at another value than its default is still another shape
+    record["shape"]["extractor"][option] = "not-the-default"
+    (path / RECORD).write_text(json.dumps(record))
+    with pytest.raises(ConfigError, match="extractor: stored"):
+        _open(path, preset="realm")

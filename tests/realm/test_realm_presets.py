@@ -175,12 +175,13 @@ def test_offline_and_llm_spellings_stay_valid_and_resolve_to_the_new_names() -> 
     written = mem.config.to_table()
     # a component with options resolves to a table naming its type
     assert written["extractor"]["units"]["type"] == "realm.unit_extractor.llm"
-    assert written["extractor"]["decisions"] == "realm.write_decider.offline"
-    assert written["retrieval"]["seed"][0]["planner"] == "realm.seed_planner.llm"
+    assert written["extractor"]["decisions"]["type"] == "realm.write_decider.offline"
+    assert written["retrieval"]["seed"][0]["planner"]["type"] == "realm.seed_planner.llm"
     expand = written["retrieval"]["expand"][0]
-    assert expand["controller"] == "realm.sufficiency_controller.offline"
-    assert expand["policy"] == "realm.expansion_policy.llm"
-    assert written["reconsolidate"][0]["decider"] == "realm.reconsolidation_decider.offline"
+    assert expand["controller"]["type"] == "realm.sufficiency_controller.offline"
+    assert expand["policy"] == "realm.expansion_policy.llm"  # no options: a bare name
+    assert written["reconsolidate"][0]["decider"]["type"] == \
+        "realm.reconsolidation_decider.offline"
     assert type(mem.extractor.units).__name__ == "LLMUnitExtractor"
     assert type(mem.extractor.decider).__name__ == "OfflineWriteDecider"
 

@@ -21,6 +21,7 @@ from labile_realm.reconsolidate import (
     undo,
     update_weight,
 )
+from labile_realm.reconsolidate_decide import OfflineReconsolidationConfig
 
 NS = "r"
 
@@ -221,7 +222,7 @@ def test_llm_decider_needs_an_llm() -> None:
 
 def test_config_validation() -> None:
     with pytest.raises(ValueError):
-        ReconsolidateConfig(add_predicate="loves")
+        OfflineReconsolidationConfig(add_predicate="loves")
     with pytest.raises(ValueError):
         ReconsolidateConfig(w_min=1.5)
 

@@ -16,6 +16,7 @@ from realm_helpers import EXPANSION, SEED, SUFFICIENCY, reply
 from labile._model import Edge, Hit, Node, Query, Reach, edge_id, superseded
 from labile._protocols import Deps
 from labile._vectors import cosine
+from labile.plugin import ComponentSpec
 from labile.testing import make_deps
 from labile_llm import ScriptedLLM
 from labile_realm.retrieve.aggregate import Aggregate, AggregateConfig
@@ -27,6 +28,7 @@ from labile_realm.retrieve.plan import (
     STATE_FAILURES,
     STATE_PLANS,
     OfflinePlannerConfig,
+    PlannerConfig,
     SeedPlan,
     TemporalDecay,
     parse_include,
@@ -42,6 +44,7 @@ from labile_realm.retrieve.score import (
     temporal_delta,
 )
 from labile_realm.retrieve.seed import RealmSeeder, SeedConfig
+from labile_realm.retrieve.sufficiency import ControllerConfig
 
 NS = "g"
 T = datetime(2024, 3, 1, tzinfo=UTC)
@@ -371,7 +374,8 @@ def test_path_search_keeps_top_paths_and_scores_them() -> None:
     deps = graph()
     # seeded from an entity, which the question-aware policy would expand by beam
     exp = expander(deps, "path_search", path_max_depth=2, path_top_k=1,
-                   planning=OfflinePlannerConfig(choose_mode=False))
+                   policy=ComponentSpec(type="realm.expansion_policy.offline", config=PlannerConfig(
+                       planning=OfflinePlannerConfig(choose_mode=False))))
     out = _expand(deps, exp, ["e"], text="adoption beach")
     reached = [h for h in out.values() if h.via.stage == "expand"]
     assert sorted(len(h.via.path) for h in reached) == [2, 3]  # one path kept per hop
@@ -707,7 +711,7 @@ def test_configs_reject_unknown_kinds() -> None:
     with pytest.raises(ValueError):
         SeedConfig(node_types=("thing",))
     with pytest.raises(ValueError):
-        ExpandConfig(frontier_kinds=("thing",))
+        ControllerConfig(frontier_kinds=("thing",))
 
 
 def test_keyword_scores_minmax_and_participant_names_dropped() -> None:

@@ -1,4 +1,4 @@
-"""All-Mem offline consolidation, ATC (SPEC §4.3).
+"""All-Mem offline consolidation, ATC (the paper's Algorithm 1).
 
 Diagnosis (`diagnose`) proposes edits over the neighbourhoods of buffered
 units; the gate and Norm (`gate`) filter and canonicalise them; targets are

@@ -1,4 +1,4 @@
-"""``allmem.atc``: the All-Mem consolidator (SPEC §4.3).
+"""``allmem.atc``: the All-Mem consolidator (the paper's ATC, Algorithm 1).
 
 One run over a namespace:
 
@@ -40,7 +40,7 @@ from labile.plugin import (
     component_field,
     get_logger,
 )
-from labile_allmem.consolidate.diagnose import OfflineDiagnosisConfig, build_neighbourhoods
+from labile_allmem.consolidate.diagnose import build_neighbourhoods
 from labile_allmem.consolidate.execute import Executor
 from labile_allmem.consolidate.gate import gate, normalize
 from labile_allmem.consolidate.records import OPS, Outcome, PlanError, Proposal
@@ -53,7 +53,6 @@ from labile_allmem.decisions import (
     Diagnoser,
     RepairPlanner,
 )
-from labile_allmem.describe import OfflineDescriptorConfig
 from labile_allmem.schema import (
     RUN,
     RUN_FILTER,
@@ -86,13 +85,16 @@ class ATCConfig:
         planner: Who plans each accepted edit: an ``allmem.repair_planner``.
         descriptor: Who describes split siblings and updated units: an
             ``allmem.descriptor``.
-        workers: Parallel diagnosis calls (LLM diagnoser).
         semantic_cap: d_σ for rewired links (keep equal to the writer's).
         semantic_threshold: Minimum cosine of a rewired link (keep equal to the writer's).
         support_min: Share of a planned descriptor's terms its sources must contain.
         max_merge: Largest Merge set executed (larger targets are Skipped).
-        offline: Thresholds of the offline diagnoser and repair planner.
-        descriptor_offline: Options of the offline descriptor (also the LLM one's fallback).
+
+    The keys ``offline`` (thresholds of the offline diagnoser and repair
+    planner, and of the LLM diagnoser's borrowed rules), ``workers`` (of the
+    LLM diagnoser) and ``descriptor_offline`` (the descriptor's ``offline``)
+    are still read from this table, for configs written when they were the
+    consolidator's, and moved into the components that take them.
     """
 
     every_n_sessions: int = attrs.field(default=3, validator=bounded(0, 100_000))
@@ -100,16 +102,16 @@ class ATCConfig:
     split_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     merge_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
     update_threshold: float = attrs.field(default=0.9, validator=[ge(0.0), le(1.0)])
-    diagnoser: ComponentSpec = component_field(DIAGNOSER, f"{DIAGNOSER}.offline")
-    planner: ComponentSpec = component_field(REPAIR_PLANNER, f"{REPAIR_PLANNER}.offline")
-    descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline")
-    workers: int = attrs.field(default=4, validator=bounded(1, 256))
+    diagnoser: ComponentSpec = component_field(DIAGNOSER, f"{DIAGNOSER}.offline",
+                                               moved=("offline", "workers"))
+    planner: ComponentSpec = component_field(REPAIR_PLANNER, f"{REPAIR_PLANNER}.offline",
+                                             moved=("offline",))
+    descriptor: ComponentSpec = component_field(DESCRIPTOR, f"{DESCRIPTOR}.offline",
+                                                moved={"descriptor_offline": "offline"})
     semantic_cap: int = attrs.field(default=8, validator=bounded(0, 10_000))
     semantic_threshold: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
     support_min: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
     max_merge: int = attrs.field(default=8, validator=bounded(2, 10_000))
-    offline: OfflineDiagnosisConfig = attrs.field(factory=OfflineDiagnosisConfig)
-    descriptor_offline: OfflineDescriptorConfig = attrs.field(factory=OfflineDescriptorConfig)
 
 
 class ATC:
@@ -125,12 +127,10 @@ class ATC:
         self._store: Store = deps.store
         self._clock: Callable[[], datetime] = deps.clock
         registries = deps.registries
-        self.describer: Describer = registries.build(config.descriptor, deps,
-                                                     config.descriptor_offline)
+        self.describer: Describer = registries.build(config.descriptor, deps)
         self._embedder = deps.embedder
-        self.diagnoser: Diagnoser = registries.build(config.diagnoser, deps, config)
-        self.planner: RepairPlanner = registries.build(config.planner, deps, config,
-                                                       self.describer)
+        self.diagnoser: Diagnoser = registries.build(config.diagnoser, deps)
+        self.planner: RepairPlanner = registries.build(config.planner, deps, self.describer)
 
     # -- the Consolidator protocol -------------------------------------------
     def on_rollback(self, namespace: str) -> None:

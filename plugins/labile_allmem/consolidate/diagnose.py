@@ -1,4 +1,4 @@
-"""ATC diagnosis (SPEC §4.3 step 1): edit proposals over buffered neighbourhoods.
+"""ATC diagnosis (Algorithm 1, parallel diagnosis): edit proposals over buffered neighbourhoods.
 
 Diagnosis is read-only. `build_neighbourhoods` gathers, for every buffered
 visible unit, its top-k most similar visible units. A `Diagnoser` turns the
@@ -38,17 +38,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
-from attrs.validators import ge, le
 from numpy.typing import NDArray
 
 from labile.plugin import (
     Deps,
     Embedder,
-    NoConfig,
     Node,
     NodeFilter,
     Store,
@@ -57,7 +54,7 @@ from labile.plugin import (
 )
 from labile_allmem.consolidate.calibration import calibrated
 from labile_allmem.consolidate.diagnose_llm import LLMDiagnoser, build_llm_diagnoser
-from labile_allmem.consolidate.records import Neighbourhood, Proposal
+from labile_allmem.consolidate.records import Neighbourhood, OfflineDiagnosisConfig, Proposal
 from labile_allmem.consolidate.relate import (
     UnitProfile,
     disjoint_times,
@@ -70,9 +67,6 @@ from labile_allmem.consolidate.segment import Segmentation, segment, sentence_sp
 from labile_allmem.lexical import jaccard, term_set
 from labile_allmem.schema import VISIBLE_UNITS, unit_order
 from labile_allmem.write import normalized_rows
-
-if TYPE_CHECKING:
-    from labile_allmem.consolidate.atc import ATCConfig
 
 log = get_logger(__name__)
 
@@ -112,36 +106,6 @@ def build_neighbourhoods(
         others = [node for node, _ in found if node.id != anchor.id][:k]
         hoods.append(Neighbourhood(anchor=anchor, units=(anchor, *others)))
     return hoods
-
-
-@attrs.frozen(kw_only=True)
-class OfflineDiagnosisConfig:
-    """Thresholds of the offline diagnoser (before the confidence gate).
-
-    Attributes:
-        merge_cosine: Minimum descriptor cosine of two near-duplicates.
-        merge_overlap: Minimum term Jaccard of their evidence.
-        restate_cosine: Minimum evidence cosine of two restatements of one fact.
-        ritual_cosine: Minimum evidence cosine of two turns performing one ritual.
-        update_cosine: Minimum evidence cosine of a current/superseded pair.
-        generic_share: A term in more than this share of the diagnosed units
-            (and more than 3) is too common to name the subject of a pair.
-        same_speaker: Merge and Update only units of one speaker.
-        split_similarity: Adjacent sentence blocks this similar stay together.
-        split_min_words: A unit needs this many content words to be split.
-        split_min_segment_words: Each segment needs this many content words.
-    """
-
-    merge_cosine: float = attrs.field(default=0.9, validator=[ge(-1.0), le(1.0)])
-    merge_overlap: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
-    restate_cosine: float = attrs.field(default=0.5, validator=[ge(-1.0), le(1.0)])
-    ritual_cosine: float = attrs.field(default=0.6, validator=[ge(-1.0), le(1.0)])
-    generic_share: float = attrs.field(default=0.04, validator=[ge(0.0), le(1.0)])
-    update_cosine: float = attrs.field(default=0.45, validator=[ge(-1.0), le(1.0)])
-    same_speaker: bool = True
-    split_similarity: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
-    split_min_words: int = attrs.field(default=12, validator=ge(1))
-    split_min_segment_words: int = attrs.field(default=5, validator=ge(1))
 
 
 def split_candidates(
@@ -340,7 +304,17 @@ class OfflineDiagnoser:
         return out
 
 
-def build_offline_diagnoser(config: NoConfig, deps: Deps, host: ATCConfig) -> OfflineDiagnoser:
-    """Factory of ``allmem.diagnoser.offline`` (thresholds from the host's ``offline``)."""
-    del config
-    return OfflineDiagnoser(host.offline, deps.embedder)
+@attrs.frozen(kw_only=True)
+class OfflineRulesConfig:
+    """Options of ``allmem.diagnoser.offline`` and ``allmem.repair_planner.offline``.
+
+    Attributes:
+        offline: Thresholds of the offline rules (`OfflineDiagnosisConfig`).
+    """
+
+    offline: OfflineDiagnosisConfig = attrs.field(factory=OfflineDiagnosisConfig)
+
+
+def build_offline_diagnoser(config: OfflineRulesConfig, deps: Deps) -> OfflineDiagnoser:
+    """Factory of ``allmem.diagnoser.offline``."""
+    return OfflineDiagnoser(config.offline, deps.embedder)

@@ -47,7 +47,7 @@ import copy
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import attrs
 import numpy as np
@@ -56,15 +56,12 @@ from numpy.typing import NDArray
 
 from labile.plugin import Deps, Embedder, LLMClient, LLMError, Node, bounded, get_logger
 from labile_allmem import prompts
-from labile_allmem.consolidate.records import Neighbourhood, Proposal
+from labile_allmem.consolidate.records import Neighbourhood, OfflineDiagnosisConfig, Proposal
 from labile_allmem.consolidate.relate import evidence_text
 from labile_allmem.consolidate.segment import sentence_spans
 from labile_allmem.lexical import term_set
 from labile_allmem.write import normalized_rows
 from labile_text.entities import is_filler
-
-if TYPE_CHECKING:
-    from labile_allmem.consolidate.atc import ATCConfig
 
 log = get_logger(__name__)
 
@@ -89,7 +86,7 @@ class LLMDiagnosisConfig:
         prefilter: ``"similarity"``, ``"offline"`` or ``"none"``.
         min_similarity: Least cosine of a shown neighbour's evidence
             embedding to the anchor's (``similarity`` mode); ``None`` takes the
-            lower of the host's offline ``restate_cosine`` and ``update_cosine``.
+            lower of ``offline.restate_cosine`` and ``offline.update_cosine``.
         max_units: Most units shown in one call, the anchor included (not
             with ``prefilter = "none"``).
         skip_covered: Do not ask again about units already shown together
@@ -99,6 +96,9 @@ class LLMDiagnosisConfig:
             shown. ``False`` sends the paper's free-form schema: a target that
             is not a shown alias then reaches Norm, which drops it as an
             unknown id.
+        workers: Parallel diagnosis calls.
+        offline: Thresholds of the offline rules it borrows: the similarity
+            bar, the speaker and split rules, and the ``offline`` prefilter.
     """
 
     prefilter: str = attrs.field(default="similarity",
@@ -109,6 +109,8 @@ class LLMDiagnosisConfig:
     skip_covered: bool = True
     max_calls: int = attrs.field(default=0, validator=bounded(0, 1_000_000))
     narrow_schema: bool = True
+    workers: int = attrs.field(default=4, validator=bounded(1, 256))
+    offline: OfflineDiagnosisConfig = attrs.field(factory=OfflineDiagnosisConfig)
 
 
 @attrs.frozen
@@ -342,12 +344,12 @@ class LLMDiagnoser:
         return out
 
 
-def build_llm_diagnoser(config: LLMDiagnosisConfig, deps: Deps, host: ATCConfig) -> LLMDiagnoser:
-    """Factory of ``allmem.diagnoser.llm`` (``workers`` and the offline bars from the host)."""
+def build_llm_diagnoser(config: LLMDiagnosisConfig, deps: Deps) -> LLMDiagnoser:
+    """Factory of ``allmem.diagnoser.llm``."""
     # imported here: the offline diagnoser's module re-exports this one
     from labile_allmem.consolidate.diagnose import OfflineDiagnoser, split_candidates
 
-    offline = host.offline
+    offline = config.offline
     embedder = deps.embedder
 
     def splitter(units: Sequence[Node]) -> set[str]:
@@ -355,7 +357,7 @@ def build_llm_diagnoser(config: LLMDiagnosisConfig, deps: Deps, host: ATCConfig)
         return {uid for uid, seg in found.items() if len(seg.spans) >= 2}
 
     return LLMDiagnoser(
-        deps.llm, workers=host.workers, config=config,
+        deps.llm, workers=config.workers, config=config,
         min_similarity=min(offline.restate_cosine, offline.update_cosine),
         same_speaker=offline.same_speaker, split_min_words=offline.split_min_words,
         generic_share=offline.generic_share, embedder=embedder, splitter=splitter,

@@ -1,4 +1,4 @@
-"""The rule-based executor of validated plans (SPEC §4.3 step 6).
+"""The rule-based executor of validated plans (ATC, Algorithm 1: execution).
 
 Nothing here asks a model (sibling descriptors come from the configured
 describer, like any new unit's). Every edit is non-destructive: it creates

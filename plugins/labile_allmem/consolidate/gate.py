@@ -1,4 +1,4 @@
-"""The confidence gate and Norm (SPEC §4.3 steps 2–3).
+"""The confidence gate and Norm (ATC, Algorithm 1: gate and Norm).
 
 `gate` keeps a proposal iff its confidence reaches its operator's threshold.
 `normalize` then turns the accepted proposals into per-operator queues:

@@ -18,7 +18,6 @@ from labile_allmem.consolidate.records import DescriptorPlan, PlanError, SplitPl
 from labile_allmem.schema import unit_order
 
 if TYPE_CHECKING:
-    from labile_allmem.consolidate.atc import ATCConfig
     from labile_allmem.decisions import Describer
 
 __all__ = ["LLMPlanner", "build_llm_planner"]
@@ -73,9 +72,7 @@ def _descriptor_plan(reply: dict[str, Any]) -> DescriptorPlan:
     )
 
 
-def build_llm_planner(
-    config: NoConfig, deps: Deps, host: ATCConfig, describer: Describer
-) -> LLMPlanner:
-    """Factory of ``allmem.repair_planner.llm``."""
-    del config, host, describer
+def build_llm_planner(config: NoConfig, deps: Deps, describer: Describer) -> LLMPlanner:
+    """Factory of ``allmem.repair_planner.llm`` (plans without ``describer``)."""
+    del config, describer
     return LLMPlanner(deps.llm)

@@ -16,18 +16,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from labile.plugin import Deps, Embedder, NoConfig, Node, Store
-from labile_allmem.consolidate.diagnose import OfflineDiagnosisConfig, split_candidates
+from labile.plugin import Deps, Embedder, Node, Store
+from labile_allmem.consolidate.diagnose import (
+    OfflineDiagnosisConfig,
+    OfflineRulesConfig,
+    split_candidates,
+)
 from labile_allmem.consolidate.records import DescriptorPlan, SplitPlan
 from labile_allmem.decisions import Describer
 from labile_allmem.describe import Evidence, untagged
 from labile_allmem.lexical import term_set
 from labile_allmem.schema import unit_order
-
-if TYPE_CHECKING:
-    from labile_allmem.consolidate.atc import ATCConfig
 
 __all__ = ["OfflinePlanner", "build_offline_planner", "evidence_of"]
 
@@ -111,9 +111,8 @@ class OfflinePlanner:
 
 
 def build_offline_planner(
-    config: NoConfig, deps: Deps, host: ATCConfig, describer: Describer
+    config: OfflineRulesConfig, deps: Deps, describer: Describer
 ) -> OfflinePlanner:
-    """Factory of ``allmem.repair_planner.offline`` (segmentation thresholds from the
-    host's ``offline``; Update descriptors by the host's ``describer``)."""
-    del config
-    return OfflinePlanner(host.offline, deps.embedder, describer, store=deps.store)
+    """Factory of ``allmem.repair_planner.offline`` (Update descriptors by ``describer``,
+    the consolidator's descriptor)."""
+    return OfflinePlanner(config.offline, deps.embedder, describer, store=deps.store)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 import attrs
+from attrs.validators import ge, le
 
 from labile.plugin import Node
 
@@ -109,3 +110,33 @@ class Outcome:
             "reason": self.reason, "confidence": round(self.confidence, 4),
             "created": list(self.created), "archived": list(self.archived),
         }
+
+
+@attrs.frozen(kw_only=True)
+class OfflineDiagnosisConfig:
+    """Thresholds of the offline diagnoser (before the confidence gate).
+
+    Attributes:
+        merge_cosine: Minimum descriptor cosine of two near-duplicates.
+        merge_overlap: Minimum term Jaccard of their evidence.
+        restate_cosine: Minimum evidence cosine of two restatements of one fact.
+        ritual_cosine: Minimum evidence cosine of two turns performing one ritual.
+        update_cosine: Minimum evidence cosine of a current/superseded pair.
+        generic_share: A term in more than this share of the diagnosed units
+            (and more than 3) is too common to name the subject of a pair.
+        same_speaker: Merge and Update only units of one speaker.
+        split_similarity: Adjacent sentence blocks this similar stay together.
+        split_min_words: A unit needs this many content words to be split.
+        split_min_segment_words: Each segment needs this many content words.
+    """
+
+    merge_cosine: float = attrs.field(default=0.9, validator=[ge(-1.0), le(1.0)])
+    merge_overlap: float = attrs.field(default=0.6, validator=[ge(0.0), le(1.0)])
+    restate_cosine: float = attrs.field(default=0.5, validator=[ge(-1.0), le(1.0)])
+    ritual_cosine: float = attrs.field(default=0.6, validator=[ge(-1.0), le(1.0)])
+    generic_share: float = attrs.field(default=0.04, validator=[ge(0.0), le(1.0)])
+    update_cosine: float = attrs.field(default=0.45, validator=[ge(-1.0), le(1.0)])
+    same_speaker: bool = True
+    split_similarity: float = attrs.field(default=0.3, validator=[ge(-1.0), le(1.0)])
+    split_min_words: int = attrs.field(default=12, validator=ge(1))
+    split_min_segment_words: int = attrs.field(default=5, validator=ge(1))

@@ -118,7 +118,8 @@ def profile(node: Node) -> UnitProfile:
         sentences.append(Sentence(
             text=sent, role=sentence_role(sent), stance=stance(sent), fact=states_fact(sent),
             own=sentence_role(sent) == "statement" and speaks_of_self(sent), terms=term_set(sent),
-            times=tuple((m.start, m.end) for m in resolve_time_expressions(sent, anchor)),
+            # an undecided bare date ("Japan in May!") gives both of its readings
+            times=tuple(r for m in resolve_time_expressions(sent, anchor) for r in m.readings),
         ))
     return UnitProfile(
         speaker=str(node.attrs.get("speaker", "")),

@@ -1,4 +1,4 @@
-"""Deterministic validation of repair plans (SPEC §4.3 step 5).
+"""Deterministic validation of repair plans (ATC, Algorithm 1: validation).
 
 A `Verdict` says whether the plan may be executed, and if not whether the
 target ends as Noop (the planner validly declined) or Skipped (the plan is

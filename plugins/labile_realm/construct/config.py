@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import attrs
-from attrs.validators import ge, le
 
 from labile.plugin import ComponentSpec, bounded, component_field
-from labile_realm.construct.decide_offline import OfflineDecisionConfig
-from labile_realm.construct.extract_offline import OfflineExtractionConfig
 from labile_realm.decisions import UNIT_EXTRACTOR, WRITE_DECIDER
 
 
@@ -31,21 +28,21 @@ class RealmConstructConfig:
             (`labile_realm.construct.supersede`; off in the
             ``realm-no-supersede`` ablation).
         max_entity_sources: Cap on the observation ids an entity keeps.
-        summary_words: Word budget of the running conversation summary.
-        context_turns: Recent turns shown to the LLM extractor.
-        extraction: Options of the offline unit extractor.
-        thresholds: Thresholds of the offline write decider.
+
+    The keys ``extraction``, ``summary_words`` and ``context_turns`` (options
+    of the unit extractor) and ``thresholds`` (of the write decider) are still
+    read from this table, for configs written when they were its own, and
+    moved into the component that takes them.
     """
 
-    units: ComponentSpec = component_field(UNIT_EXTRACTOR, f"{UNIT_EXTRACTOR}.offline")
-    decisions: ComponentSpec = component_field(WRITE_DECIDER, f"{WRITE_DECIDER}.offline")
+    units: ComponentSpec = component_field(
+        UNIT_EXTRACTOR, f"{UNIT_EXTRACTOR}.offline",
+        moved=("extraction", "summary_words", "context_turns"))
+    decisions: ComponentSpec = component_field(WRITE_DECIDER, f"{WRITE_DECIDER}.offline",
+                                               moved=("thresholds",))
     similar_k: int = attrs.field(default=6, validator=bounded(0, 100_000))
     recent_k: int = attrs.field(default=6, validator=bounded(0, 100_000))
     structural_edges: bool = True
     episodes: bool = True
     supersession: bool = True
     max_entity_sources: int = attrs.field(default=50, validator=bounded(1, 100_000))
-    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
-    context_turns: int = attrs.field(default=6, validator=bounded(0, 1000))
-    extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
-    thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)

@@ -29,14 +29,13 @@ from attrs.validators import ge, le, optional
 
 from labile.plugin import Deps, LLMClient, LLMOutputError, Node
 from labile_realm import prompts
-from labile_realm.construct.decide_offline import EdgeOp, NodeDecision
+from labile_realm.construct.decide_offline import EdgeOp, NodeDecision, OfflineDecisionConfig
 from labile_realm.construct.neighbourhood import Candidate
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import IdMap
 from labile_realm.schema import SHORT_BY_KIND, layer_of, predicate_name
 
 if TYPE_CHECKING:
-    from labile_realm.construct.config import RealmConstructConfig
     from labile_realm.decisions import EdgeLookup
 
 
@@ -174,19 +173,19 @@ class LLMDecisionConfig:
 
     Attributes:
         min_similarity: Least cosine similarity of a candidate shown to the
-            model; ``None`` takes the host's ``thresholds.related_similarity``
-            (the offline decider's bar for "related"). 0 shows every candidate
-            and asks about every unit, as the paper does.
+            model; ``None`` takes ``thresholds.related_similarity``. 0 shows
+            every candidate and asks about every unit, as the paper does.
+        thresholds: Bars of the offline kind (`OfflineDecisionConfig`); only
+            ``related_similarity``, the bar for "related", is read.
     """
 
     min_similarity: float | None = attrs.field(default=None, validator=optional([ge(0.0),
                                                                                 le(1.0)]))
+    thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)
 
 
-def build_llm_decider(
-    config: LLMDecisionConfig, deps: Deps, host: RealmConstructConfig
-) -> LLMDecider:
+def build_llm_decider(config: LLMDecisionConfig, deps: Deps) -> LLMDecider:
     """Factory of ``realm.write_decider.llm``."""
     bar = config.min_similarity
-    return LLMDecider(deps.llm, min_similarity=host.thresholds.related_similarity
+    return LLMDecider(deps.llm, min_similarity=config.thresholds.related_similarity
                       if bar is None else bar)

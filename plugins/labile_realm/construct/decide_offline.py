@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from labile.plugin import Deps, NoConfig, Node
+from labile.plugin import Deps, Node
 from labile.text.tokenize import content_words
 from labile_realm.construct.facts import single_valued
 from labile_realm.construct.neighbourhood import Candidate
@@ -59,7 +59,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from labile_realm.construct.config import RealmConstructConfig
     from labile_realm.decisions import EdgeLookup
 
 @attrs.frozen(kw_only=True)
@@ -293,12 +292,21 @@ class OfflineWriteDecider:
         return ops
 
 
-def build_offline_decider(
-    config: NoConfig, deps: Deps, host: RealmConstructConfig
-) -> OfflineWriteDecider:
-    """Factory of ``realm.write_decider.offline`` (thresholds from the host's ``thresholds``)."""
-    del config, deps
-    return OfflineWriteDecider(host.thresholds)
+@attrs.frozen(kw_only=True)
+class OfflineDeciderConfig:
+    """Options of ``realm.write_decider.offline``.
+
+    Attributes:
+        thresholds: Its similarity bars and caps (`OfflineDecisionConfig`).
+    """
+
+    thresholds: OfflineDecisionConfig = attrs.field(factory=OfflineDecisionConfig)
+
+
+def build_offline_decider(config: OfflineDeciderConfig, deps: Deps) -> OfflineWriteDecider:
+    """Factory of ``realm.write_decider.offline``."""
+    del deps
+    return OfflineWriteDecider(config.thresholds)
 
 
 def _label(node: Node) -> str:

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 from attrs.validators import ge, le
@@ -51,9 +51,6 @@ from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.schema import ENTITY, EPISODE, EVENT, FACT, KIND_BY_SHORT
 from labile_text.entities import is_filler
 from labile_text.sentences import split_sentences
-
-if TYPE_CHECKING:
-    from labile_realm.construct.config import RealmConstructConfig
 
 log = get_logger(__name__)
 
@@ -448,16 +445,18 @@ class LLMUnitsConfig:
         batch_chars: Most characters of new-turn text in one batch call; a
             longer turn is asked alone. Keeps a batch prompt well inside a
             small model's context window.
+        context_turns: Recent turns shown to the model.
+        summary_words: Word budget of the running conversation summary.
     """
 
     batch_turns: int = attrs.field(default=4, validator=[ge(1), le(16)])
     batch_chars: int = attrs.field(default=2400, validator=bounded(200, 1_000_000))
+    context_turns: int = attrs.field(default=6, validator=bounded(0, 1000))
+    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
 
 
-def build_llm_units(
-    config: LLMUnitsConfig, deps: Deps, host: RealmConstructConfig
-) -> LLMUnitExtractor:
-    """Factory of ``realm.unit_extractor.llm`` (context and summary budget from the host)."""
-    return LLMUnitExtractor(deps.llm, context_turns=host.context_turns,
-                            summary_words=host.summary_words, batch_turns=config.batch_turns,
+def build_llm_units(config: LLMUnitsConfig, deps: Deps) -> LLMUnitExtractor:
+    """Factory of ``realm.unit_extractor.llm``."""
+    return LLMUnitExtractor(deps.llm, context_turns=config.context_turns,
+                            summary_words=config.summary_words, batch_turns=config.batch_turns,
                             batch_chars=config.batch_chars)

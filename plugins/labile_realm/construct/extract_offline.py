@@ -28,13 +28,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 import attrs
+from attrs.validators import ge, le
 
-from labile.plugin import Deps, NoConfig, Observation
+from labile.plugin import Deps, Observation
 from labile_realm.construct.clauses import clause_units
 from labile_realm.construct.facts import spot_facts
+from labile_realm.construct.passages import DOCUMENT_CHARS, PASSAGE_CHARS, cut, passage_units
 from labile_realm.construct.units import ConversationState, Unit
 from labile_realm.ids import stable_id
 from labile_realm.schema import ENTITY, EVENT, FACT
@@ -43,9 +44,6 @@ from labile_text.keywords import keyphrases
 from labile_text.names import is_vocative
 from labile_text.sentences import split_sentences
 from labile_text.timeparse import TimeMention, resolve_time_expressions
-
-if TYPE_CHECKING:
-    from labile_realm.construct.config import RealmConstructConfig
 
 _ONE_MICRO = timedelta(microseconds=1)
 _WS = re.compile(r"\s+")
@@ -133,13 +131,21 @@ class OfflineUnitExtractor:
     Args:
         config: Extraction knobs.
         summary_words: Word budget of the running summary.
+        document_chars: A turn longer than this is built as a document
+            (`labile_realm.construct.passages`).
+        passage_chars: Longest passage of a document.
     """
 
     def __init__(
-        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200
+        self, config: OfflineExtractionConfig | None = None, *, summary_words: int = 200,
+        document_chars: int = DOCUMENT_CHARS, passage_chars: int = PASSAGE_CHARS,
     ) -> None:
+        # The document sizes are constants, not config options: an option is part of the
+        # shape a store records, and a new one would refuse every store built before it.
         self.config = config or OfflineExtractionConfig()
         self.summary_words = summary_words
+        self.document_chars = document_chars
+        self.passage_chars = passage_chars
 
     def refresh_summary(self, state: ConversationState, sessions: Sequence[str]) -> None:
         """Rebuild the running summary from the sessions' keyphrase counts."""
@@ -155,6 +161,18 @@ class OfflineUnitExtractor:
         Returns:
             The units (event first), the questions the turn asks and its terms.
         """
+        text = obs.text or ""
+        if len(text) <= self.document_chars:
+            return self._extract_turn(obs, state)
+        # Document mode (`labile_realm.construct.passages`): the opening as a turn.
+        (_, end), *_ = cut(text, 0, self.document_chars)
+        out = self._extract_turn(attrs.evolve(obs, text=text[:end]), state)
+        event = out.units[0] if out.units and out.units[0].kind == EVENT else None
+        out.units.extend(passage_units(obs, event, end, self.passage_chars,
+                                       date_phrase(obs.timestamp)))
+        return out
+
+    def _extract_turn(self, obs: Observation, state: ConversationState) -> Extraction:
         cfg = self.config
         text = obs.text or ""
         caption = _caption(obs)
@@ -240,12 +258,21 @@ class OfflineUnitExtractor:
         if mentions:
             first = mentions[0]
             # The span runs from what is talked about to when it is told: both
-            # are times a question may use to locate the event.
+            # are times a question may use to locate the event. An undecided bare
+            # date ("Japan in October!") spans both its readings, which is the union
+            # of the two spans since each reaches the time it was told.
             time_start = min(first.start, obs.timestamp)
-            time_end = max(first.end - _ONE_MICRO, obs.timestamp)
+            time_end = max(first.readings[-1][1] - _ONE_MICRO, obs.timestamp)
             attrs_["time_text"] = first.phrase
             attrs_["time_granularity"] = first.granularity
-            keywords = [*keywords, f"{first.phrase}: {span_phrase(first)}"]
+            phrase = span_phrase(first)
+            if first.alternative is not None:
+                attrs_["time_readings"] = [[a.isoformat(), (b - _ONE_MICRO).isoformat()]
+                                           for a, b in first.readings]
+                ahead = attrs.evolve(first, start=first.alternative[0],
+                                     end=first.alternative[1], alternative=None)
+                phrase = f"{phrase} or {span_phrase(ahead)}"
+            keywords = [*keywords, f"{first.phrase}: {phrase}"]
         content = obs.text
         if caption:
             content = f"{obs.text} [photo: {caption}]"
@@ -346,12 +373,23 @@ def session_key(obs: Observation) -> str:
     return obs.session if obs.session else obs.timestamp.date().isoformat()
 
 
-def build_offline_units(
-    config: NoConfig, deps: Deps, host: RealmConstructConfig
-) -> OfflineUnitExtractor:
-    """Factory of ``realm.unit_extractor.offline`` (knobs from the host's ``extraction``)."""
-    del config, deps
-    return OfflineUnitExtractor(host.extraction, summary_words=host.summary_words)
+@attrs.frozen(kw_only=True)
+class OfflineUnitsConfig:
+    """Options of ``realm.unit_extractor.offline``.
+
+    Attributes:
+        extraction: What the rules extract (`OfflineExtractionConfig`).
+        summary_words: Word budget of the running conversation summary.
+    """
+
+    extraction: OfflineExtractionConfig = attrs.field(factory=OfflineExtractionConfig)
+    summary_words: int = attrs.field(default=200, validator=[ge(20), le(400)])
+
+
+def build_offline_units(config: OfflineUnitsConfig, deps: Deps) -> OfflineUnitExtractor:
+    """Factory of ``realm.unit_extractor.offline``."""
+    del deps
+    return OfflineUnitExtractor(config.extraction, summary_words=config.summary_words)
 
 
 def update_summary(state: ConversationState, sessions: list[str], max_words: int = 200) -> str:

@@ -57,6 +57,7 @@ from labile_realm.construct.extract_offline import (
 )
 from labile_realm.construct.merge import merge_unit
 from labile_realm.construct.neighbourhood import Candidate, Neighbourhood
+from labile_realm.construct.passages import PASSAGE_KEY
 from labile_realm.construct.relations import (
     Highlight,
     session_highlights,
@@ -78,6 +79,9 @@ from labile_text.entities import normalize_name
 
 log = get_logger(__name__)
 
+#: How a document's passage is placed: added as it is (`RealmExtractor._place_passage`).
+_PASSAGE = NodeDecision(op="add", reason="a passage of its turn's text")
+
 
 class RealmExtractor:
     """The REALM write path (see the module docstring).
@@ -94,8 +98,8 @@ class RealmExtractor:
         self.neighbourhood = Neighbourhood(
             self.store, similar_k=config.similar_k, recent_k=config.recent_k
         )
-        self.units: UnitExtractor = deps.registries.build(config.units, deps, config)
-        self.decider: WriteDecider = deps.registries.build(config.decisions, deps, config)
+        self.units: UnitExtractor = deps.registries.build(config.units, deps)
+        self.decider: WriteDecider = deps.registries.build(config.decisions, deps)
         self._states: dict[str, ConversationState] = {}
         self._last_event: dict[tuple[str, str], Node] = {}
         self._last_episode: dict[str, str] = {}
@@ -262,7 +266,9 @@ class RealmExtractor:
         known: set[str],
     ) -> None:
         rank = {ENTITY: 0, EPISODE: 1, EVENT: 2, FACT: 3}
-        order = sorted(range(len(ex.units)), key=lambda j: rank.get(ex.units[j].kind, 4))
+        # A document's passages come last: the turn's own units never see them pending.
+        order = sorted(range(len(ex.units)), key=lambda j: 5 if PASSAGE_KEY in ex.units[j].attrs
+                       else rank.get(ex.units[j].kind, 4))
         entity_nodes: list[Node] = []
         event_node: Node | None = None
         skey = session_key(obs)
@@ -271,6 +277,10 @@ class RealmExtractor:
         turn_nodes: list[Node] = []
         for j in order:
             unit, vec = ex.units[j], vectors[j]
+            if PASSAGE_KEY in unit.attrs:
+                if (passage := self._place_passage(namespace, unit, vec, batch, known)) is not None:
+                    placed[unit.key] = passage.id
+                continue
             node, cands, superseded = self._place(namespace, unit, vec, state, batch, known)
             if node is None:
                 continue
@@ -376,6 +386,17 @@ class RealmExtractor:
                 superseded = self._node(namespace, old_id, batch)
             state.fact_slots[slot] = node.id
         return node, self.decider.neighbours_to_link(decision, cands, node), superseded
+
+    def _place_passage(self, namespace: str, unit: Unit, vec: np.ndarray | None,
+                       batch: WriteBatch, known: set[str]) -> Node | None:
+        """Add a document's passage (`construct.passages`) as it is: no neighbourhood, no
+        decision, not touched (it would push the turn's nodes out of the recent ones)."""
+        nid = unit_id(unit)
+        if nid in known or nid in batch.nodes:
+            batch.counts["replayed"] += 1
+            return None
+        batch.counts["passage"] += 1
+        return self._execute(namespace, unit, vec, nid, _PASSAGE, [], batch)
 
     def _nodes(self, namespace: str, ids: Sequence[str], batch: WriteBatch) -> list[Node]:
         pending = [batch.nodes[i] for i in ids if i in batch.nodes]

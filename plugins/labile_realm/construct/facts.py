@@ -2,7 +2,7 @@
 
 A speaker who says "I love painting" or "my dog is called Max" states
 something that stays true beyond the moment; such sentences become fact units
-(SPEC §3.1) about the speaker. Each rule names an *attribute* so that a newer
+(the paper's §3.2.1) about the speaker. Each rule names an *attribute* so that a newer
 fact about the same subject and attribute can supersede an older one ("I work
 at X" then "I work at Y"). The rules are general English patterns; they know
 nothing about particular conversations.

@@ -15,6 +15,7 @@ from typing import Literal
 import attrs
 
 from labile.plugin import Node, NodeFilter, Store, Vector, cosine
+from labile_realm.construct.passages import PASSAGE_KEY
 
 Source = Literal["similarity", "time", "both"]
 
@@ -72,7 +73,9 @@ class Neighbourhood:
             exclude: Ids never returned (e.g. the unit's own node).
 
         Returns:
-            Candidates with their cosine similarity and source tag.
+            Candidates with their cosine similarity and source tag; a document's
+            passages (`labile_realm.construct.passages`) are never among them:
+            they are reached through their turn.
         """
         out: dict[str, Candidate] = {}
         if self.similar_k > 0:
@@ -80,11 +83,12 @@ class Neighbourhood:
                 namespace, vector, self.similar_k, where=NodeFilter(kinds=kinds)
             )
             for node, sim in hits:
-                if node.id not in exclude and node.id not in pending:
+                if node.id not in exclude and node.id not in pending \
+                        and PASSAGE_KEY not in node.attrs:
                     out[node.id] = Candidate(node=node, similarity=float(sim), source="similarity")
             local = [
                 (cosine(vector, n.embedding), n) for n in pending.values()
-                if n.kind in kinds and n.id not in exclude
+                if n.kind in kinds and n.id not in exclude and PASSAGE_KEY not in n.attrs
             ]
             local.sort(key=lambda t: -t[0])
             merged = sorted(

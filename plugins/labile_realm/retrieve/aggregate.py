@@ -8,7 +8,7 @@ they induce (every edge between two of them) is the activated subgraph G_q,
 stored in ``state["realm.activated"]`` for reconsolidation.
 
 Two ranking rules keep the evidence list useful to a reader who expands
-nodes into their source turns (SPEC §5): kinds outside ``evidence_kinds``
+nodes into their source turns (the benchmarks' turn-level recall): kinds outside ``evidence_kinds``
 (by default entities and episodes, whose sources span many turns) are ranked
 after the evidence kinds; and a hit whose sources are all already covered by
 better hits is moved behind the hits that add new sources

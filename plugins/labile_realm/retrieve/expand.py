@@ -8,11 +8,11 @@ executed and the newly reached nodes join the evidence set with their
 access score (eq. 8). The registered name chooses the default mode of the
 offline policy (an LLM policy may pick either mode per node).
 
-Candidate filtering and scoring follow SPEC §3.3: a candidate is dropped
-before scoring when it is already on the current path, already in the
-evidence set (reached from another seed), excluded by the layer/predicate/
-direction filter, reached over ``contradicts`` under conflict inhibition, or
-over a retired edge; it is scored with
+Candidate filtering and scoring follow the paper's §3.3.2 (adaptive evidence
+expansion): a candidate is dropped before scoring when it is already on the
+current path, already in the evidence set (reached from another seed),
+excluded by the layer/predicate/direction filter, reached over ``contradicts``
+under conflict inhibition, or over a retired edge; it is scored with
 ``0.6·cos(e.description, reasoning) + 0.4·w_e + δ_temporal`` (clipped) and
 dropped when below ``score_threshold``.
 
@@ -52,7 +52,6 @@ from labile_realm.retrieve.plan import (
     STATE_EXPANSION,
     ExpandMode,
     ExpansionAction,
-    OfflinePlannerConfig,
     SeedPlan,
     TemporalDecay,
     parse_include,
@@ -60,7 +59,7 @@ from labile_realm.retrieve.plan import (
 )
 from labile_realm.retrieve.score import access_score, edge_score, path_score, temporal_delta
 from labile_realm.retrieve.walk import ExpansionCache, Reached, beam, path_search
-from labile_realm.schema import CONTRADICTS, kind_name
+from labile_realm.schema import CONTRADICTS
 
 log = get_logger(__name__)
 
@@ -81,9 +80,6 @@ class ExpandConfig:
             (``….offline`` or ``….llm``).
         policy: The expansion policy, a ``realm.expansion_policy``.
         max_rounds: Maximum expansion depth (rounds of the loop): LoCoMo 3, LongMemEval 5.
-        max_frontier: Frontier nodes per round (≤ 5).
-        frontier_kinds: Kinds that may be expanded.
-        evidence_k: Size of the evidence set the offline controller watches.
         score_threshold: Default candidate threshold.
         subgraph_max_nodes: Default beam budget per seed.
         beam_hops: Hops one beam action may take.
@@ -122,17 +118,19 @@ class ExpandConfig:
         typed: Let edge types matter. Off (an ablation), every edge is alike:
             layer/predicate filters are ignored and an edge's semantic score
             reads one generic description instead of its own.
-        planning: Options of the offline expansion policy (the question's
-            reading: layer filters, beam or path per node).
+
+    The keys ``evidence_k``, ``max_frontier`` and ``frontier_kinds`` (options
+    of the controller) and ``planning`` (of the policy) are still read from
+    this table, for configs written when they were the expander's, and moved
+    into the component that takes them.
     """
 
-    controller: ComponentSpec = component_field(SUFFICIENCY_CONTROLLER,
-                                                f"{SUFFICIENCY_CONTROLLER}.offline")
-    policy: ComponentSpec = component_field(EXPANSION_POLICY, f"{EXPANSION_POLICY}.offline")
+    controller: ComponentSpec = component_field(
+        SUFFICIENCY_CONTROLLER, f"{SUFFICIENCY_CONTROLLER}.offline",
+        moved=("evidence_k", "max_frontier", "frontier_kinds"))
+    policy: ComponentSpec = component_field(EXPANSION_POLICY, f"{EXPANSION_POLICY}.offline",
+                                            moved=("planning",))
     max_rounds: int = attrs.field(default=3, validator=[ge(0), le(10)])
-    max_frontier: int = attrs.field(default=5, validator=[ge(1), le(5)])
-    frontier_kinds: tuple[str, ...] = ("event", "fact", "entity")
-    evidence_k: int = attrs.field(default=10, validator=bounded(1, 100_000))
     score_threshold: float = attrs.field(default=0.3, validator=[ge(0.0), le(1.0)])
     subgraph_max_nodes: int = attrs.field(default=4, validator=bounded(1, 10_000))
     beam_hops: int = attrs.field(default=2, validator=[ge(1), le(10)])
@@ -159,12 +157,6 @@ class ExpandConfig:
         default="description", validator=in_(("description", "target")))
     own_relevance: bool = False
     support_weight: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
-    planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
-
-    def __attrs_post_init__(self) -> None:
-        bad = [t for t in self.frontier_kinds if kind_name(t) is None]
-        if bad:
-            raise ValueError(f"unknown frontier kind(s) {bad!r}")
 
 
 class RealmExpander:
@@ -173,9 +165,8 @@ class RealmExpander:
     def __init__(self, atom: str, mode: ExpandMode, config: ExpandConfig, deps: Deps) -> None:
         self.atom, self.mode, self.config, self.deps = atom, mode, config, deps
         self.store: Store = deps.store
-        self.controller: SufficiencyController = deps.registries.build(
-            config.controller, deps, config)
-        self.policy: ExpansionPolicy = deps.registries.build(config.policy, deps, config)
+        self.controller: SufficiencyController = deps.registries.build(config.controller, deps)
+        self.policy: ExpansionPolicy = deps.registries.build(config.policy, deps)
         self.defaults = ExpansionAction(
             mode=mode, include=parse_include(config.include),
             score_threshold=config.score_threshold, subgraph_max_nodes=config.subgraph_max_nodes,

@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
-from labile.plugin import Deps, Hit, NoConfig, Query
+from labile.plugin import Deps, Hit, Query
 from labile.text.tokenize import content_words
 from labile_realm.retrieve.question import QuestionReading, read_question
 from labile_realm.schema import (
@@ -37,10 +37,6 @@ from labile_realm.schema import (
 from labile_text.entities import named_entities
 from labile_text.keywords import keyphrases
 from labile_text.timeparse import resolve_time_expressions
-
-if TYPE_CHECKING:
-    from labile_realm.retrieve.expand import ExpandConfig
-    from labile_realm.retrieve.seed import SeedConfig
 
 SeedMode = Literal["query_match", "keywords_match", "hybrid_match"]
 ExpandMode = Literal["subgraph_beam", "path_search"]
@@ -399,20 +395,28 @@ class OfflineExpansionPolicy:
         return out
 
 
-def build_offline_seed_planner(
-    config: NoConfig, deps: Deps, host: SeedConfig
-) -> OfflinePlanner:
-    """Factory of ``realm.seed_planner.offline`` (options from the host's ``planning``)."""
-    del config, deps
-    return OfflinePlanner(host.planning)
+@attrs.frozen(kw_only=True)
+class PlannerConfig:
+    """Options of ``realm.seed_planner.offline``, ``realm.expansion_policy.offline``
+    and ``realm.seed_planner.llm`` (whose fallback is the offline planner).
+
+    Attributes:
+        planning: How the question is read (`OfflinePlannerConfig`).
+    """
+
+    planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
 
 
-def build_offline_policy(
-    config: NoConfig, deps: Deps, host: ExpandConfig
-) -> OfflineExpansionPolicy:
-    """Factory of ``realm.expansion_policy.offline`` (options from the host's ``planning``)."""
-    del config, deps
-    return OfflineExpansionPolicy(host.planning)
+def build_offline_seed_planner(config: PlannerConfig, deps: Deps) -> OfflinePlanner:
+    """Factory of ``realm.seed_planner.offline``."""
+    del deps
+    return OfflinePlanner(config.planning)
+
+
+def build_offline_policy(config: PlannerConfig, deps: Deps) -> OfflineExpansionPolicy:
+    """Factory of ``realm.expansion_policy.offline``."""
+    del deps
+    return OfflineExpansionPolicy(config.planning)
 
 
 def plans_of(state: dict[str, Any]) -> list[SeedPlan]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -33,15 +33,12 @@ from labile_realm.retrieve.plan import (
     LayerFilter,
     OfflineExpansionPolicy,
     OfflinePlanner,
+    PlannerConfig,
     SeedPlan,
     TemporalDecay,
     count_failure,
 )
 from labile_realm.schema import KIND_BY_SHORT, PREDICATES_BY_LAYER, predicate_name
-
-if TYPE_CHECKING:
-    from labile_realm.retrieve.expand import ExpandConfig
-    from labile_realm.retrieve.seed import SeedConfig
 
 log = get_logger(__name__)
 
@@ -196,13 +193,12 @@ class LLMExpansionPolicy:
         )
 
 
-def build_llm_seed_planner(config: NoConfig, deps: Deps, host: SeedConfig) -> LLMPlanner:
-    """Factory of ``realm.seed_planner.llm`` (its fallback uses the host's ``planning``)."""
-    del config
-    return LLMPlanner(deps.llm, OfflinePlanner(host.planning))
+def build_llm_seed_planner(config: PlannerConfig, deps: Deps) -> LLMPlanner:
+    """Factory of ``realm.seed_planner.llm`` (``planning`` shapes its offline fallback)."""
+    return LLMPlanner(deps.llm, OfflinePlanner(config.planning))
 
 
-def build_llm_policy(config: NoConfig, deps: Deps, host: ExpandConfig) -> LLMExpansionPolicy:
+def build_llm_policy(config: NoConfig, deps: Deps) -> LLMExpansionPolicy:
     """Factory of ``realm.expansion_policy.llm``."""
-    del config, host
+    del config
     return LLMExpansionPolicy(deps.llm)

@@ -1,4 +1,4 @@
-"""The scoring formulas of REALM retrieval (SPEC §3.3), as pure functions.
+"""The scoring formulas of REALM retrieval (the paper's §3.3, eq. 8–9), as pure functions.
 
 * edge score: ``clip(w_sem·cos(e.description, reasoning) + w_edge·w_e + δ_temporal, 0, 1)``
   with w_sem = 0.6, w_edge = 0.4;

@@ -62,7 +62,6 @@ from labile_realm.retrieve.fusion import STATE_RELEVANCE, Fusion, anchor_words
 from labile_realm.retrieve.plan import (
     STATE_PLANS,
     STATE_SEED_SCORES,
-    OfflinePlannerConfig,
     SeedMode,
     SeedPlan,
 )
@@ -114,10 +113,13 @@ class SeedConfig:
         use_time_range: Enforce the plan's τ in hybrid mode.
         outside_window: When τ leaves fewer than ``top_k`` seeds, nodes outside
             it fill the list with their score times this factor (0: no fill).
-        planning: Options of the offline planner (also the LLM planner's fallback).
+
+    The key ``planning`` (options of the planner) is still read from this
+    table, for configs written when it was the seeder's, and moved into the planner.
     """
 
-    planner: ComponentSpec = component_field(SEED_PLANNER, f"{SEED_PLANNER}.offline")
+    planner: ComponentSpec = component_field(SEED_PLANNER, f"{SEED_PLANNER}.offline",
+                                             moved=("planning",))
     mode: Literal["atom", "plan"] = attrs.field(default="atom", validator=in_(("atom", "plan")))
     max_seed_plans: int = attrs.field(default=1, validator=[ge(1), le(5)])
     top_k: int = attrs.field(default=30, validator=bounded(1, 100_000))
@@ -138,7 +140,6 @@ class SeedConfig:
     node_types: tuple[str, ...] = ()
     use_time_range: bool = True
     outside_window: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
-    planning: OfflinePlannerConfig = attrs.field(factory=OfflinePlannerConfig)
 
     def __attrs_post_init__(self) -> None:
         bad = [t for t in self.node_types if kind_name(t) is None]
@@ -152,7 +153,7 @@ class RealmSeeder:
     def __init__(self, atom: str, mode: SeedMode, config: SeedConfig, deps: Deps) -> None:
         self.atom, self.mode, self.config, self.deps = atom, mode, config, deps
         self.store: Store = deps.store
-        self.planner: SeedPlanner = deps.registries.build(config.planner, deps, config)
+        self.planner: SeedPlanner = deps.registries.build(config.planner, deps)
         self._participants: dict[str, set[str]] = {}
         self._fixed_types = (
             frozenset(str(kind_name(t)) for t in config.node_types) if config.node_types else None

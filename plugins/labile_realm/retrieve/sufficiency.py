@@ -9,24 +9,22 @@ LLM controller (`LLMController`): the model sees the question and the
 numbered candidate nodes and answers ``{"is_enough", "nodes_to_expand"}``.
 An invalid reply is rejected whole (counted in the search state) and the
 offline decision is used; an empty or unknown choice of nodes falls back to
-the highest-scoring unexpanded nodes, as the SPEC says.
+the highest-scoring unexpanded nodes (the offline rule).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
+from attrs.validators import ge, le
 
-from labile.plugin import Deps, Hit, LLMClient, LLMError, NoConfig, Query, get_logger
+from labile.plugin import Deps, Hit, LLMClient, LLMError, Query, bounded, get_logger
 from labile_realm import prompts
 from labile_realm.ids import IdMap
 from labile_realm.retrieve.plan import STATE_EXPANSION, count_failure
 from labile_realm.schema import kind_name
-
-if TYPE_CHECKING:
-    from labile_realm.retrieve.expand import ExpandConfig
 
 log = get_logger(__name__)
 
@@ -127,24 +125,43 @@ class LLMController:
         return ControlDecision(is_enough=not frontier, frontier=frontier)
 
 
-def offline_controller(host: ExpandConfig) -> OfflineController:
-    """The offline controller the host's options describe."""
+def _check_kinds(_inst: object, _attr: object, value: tuple[str, ...]) -> None:
+    bad = [t for t in value if kind_name(t) is None]
+    if bad:
+        raise ValueError(f"unknown frontier kind(s) {bad!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ControllerConfig:
+    """Options of ``realm.sufficiency_controller.offline``, and of the offline
+    fallback of ``realm.sufficiency_controller.llm``.
+
+    Attributes:
+        evidence_k: Size of the evidence set the offline controller watches.
+        max_frontier: Frontier nodes per round (≤ 5).
+        frontier_kinds: Kinds that may be expanded.
+    """
+
+    evidence_k: int = attrs.field(default=10, validator=bounded(1, 100_000))
+    max_frontier: int = attrs.field(default=5, validator=[ge(1), le(5)])
+    frontier_kinds: tuple[str, ...] = attrs.field(default=("event", "fact", "entity"),
+                                                  validator=_check_kinds)
+
+
+def offline_controller(config: ControllerConfig) -> OfflineController:
+    """The offline controller ``config`` describes."""
     return OfflineController(
-        top_k=host.evidence_k, max_frontier=host.max_frontier,
-        frontier_kinds=[str(kind_name(k)) for k in host.frontier_kinds],
+        top_k=config.evidence_k, max_frontier=config.max_frontier,
+        frontier_kinds=[str(kind_name(k)) for k in config.frontier_kinds],
     )
 
 
-def build_offline_controller(
-    config: NoConfig, deps: Deps, host: ExpandConfig
-) -> OfflineController:
-    """Factory of ``realm.sufficiency_controller.offline`` (``evidence_k``,
-    ``max_frontier`` and ``frontier_kinds`` from the host)."""
-    del config, deps
-    return offline_controller(host)
+def build_offline_controller(config: ControllerConfig, deps: Deps) -> OfflineController:
+    """Factory of ``realm.sufficiency_controller.offline``."""
+    del deps
+    return offline_controller(config)
 
 
-def build_llm_controller(config: NoConfig, deps: Deps, host: ExpandConfig) -> LLMController:
+def build_llm_controller(config: ControllerConfig, deps: Deps) -> LLMController:
     """Factory of ``realm.sufficiency_controller.llm`` (its fallback is the offline one)."""
-    del config
-    return LLMController(deps.llm, offline_controller(host))
+    return LLMController(deps.llm, offline_controller(config))

@@ -56,8 +56,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
 
 def echo_options(parser: argparse.ArgumentParser) -> None:
     """``labile echo [--threshold T] SCORE ...``."""
-    parser.add_argument("--threshold", type=float, default=0.0)
-    parser.add_argument("scores", type=float, nargs="+")
+    parser.add_argument("--threshold", type=float, default=0.0,
+                        help="keep scores at or above this, in [0, 1] (default: %(default)s)")
+    parser.add_argument("scores", type=float, nargs="+", help="the scores to check")
 
 
 def run_echo(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""Deferred edge writes: `LanceStore.deferred` blocks whose commit waits.
+"""The carry of deferred edge writes: what `LanceStore.deferred` blocks wrote and no
+commit has taken yet.
 
 A LanceDB commit costs tens of milliseconds (an intent in ``meta``, a merge
 into ``edges``, the intent cleared, compaction every few commits), which is
@@ -6,7 +7,7 @@ more than a REALM search itself. `labile.Memory.feedback` re-weights a handful
 of edges per answered query; committing each time made learning the most
 expensive step of a query. So the memory runs feedback in
 ``store.deferred(namespace)`` (`labile.plugin.DeferredStore`), and this
-module makes such a block cheap:
+module and `LanceStore.deferred` make such a block cheap:
 
 * Its edge writes go to the namespace's cache at once (every read of this
   process sees them) and to the `Carry`, the records waiting for a commit.
@@ -46,22 +47,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import attrs
 
-from labile.plugin import Edge, StoreError, get_logger
-from labile_lancedb import _rows
-from labile_lancedb._cache import clone
+from labile.plugin import Edge
 
-if TYPE_CHECKING:
-    from labile_lancedb.store import LanceStore
-
-__all__ = ["Block", "Carry", "batch", "carry_edges", "deferred"]
-
-log = get_logger(__name__)
+__all__ = ["Block", "Carry", "Entry"]
 
 Entry = tuple[Edge, int]
 _NONE: tuple[()] = ()  # "not carried before the block" in an undo log
@@ -163,118 +155,3 @@ class Carry:
                 del self.edges[ns]
         if not self.edges:
             self.blocks, self.since = 0, None
-
-
-def carry_edges(store: LanceStore, namespace: str, edges: Sequence[Edge]) -> None:
-    """`LanceStore.upsert_edges` inside a deferred block: checked like any write, then to
-    the namespace's cache and the carry, no transaction."""
-    with store._lock:
-        _rows.check_edges(store._spaces.nodes(namespace), edges)
-        graph = store._spaces.edges(namespace)
-        for edge in edges:
-            stored = clone(edge, namespace=namespace)
-            seq = graph.seqs.get(edge.id)
-            graph.put(stored, store._engine.next_seq(namespace) if seq is None else seq)
-            store._carry.put(namespace, stored, graph.seqs[edge.id])
-
-
-def overlay(store: LanceStore, namespace: str) -> list[Entry]:
-    """The carried edges of ``namespace`` whose ends are still nodes (for a reload)."""
-    held = store._carry.edges.get(namespace)
-    if not held:
-        return []
-    nodes = store._spaces.nodes(namespace)
-    return [(e, seq) for e, seq in held.values()
-            if nodes.get(e.src) is not None and nodes.get(e.dst) is not None]
-
-
-def _absorb(store: LanceStore, namespace: str) -> dict[str, dict[str, Entry]]:
-    """Write ``namespace``'s carried edges into its open transaction (its first writes);
-    what was taken.
-
-    Runs right after the outermost batch has caught up with other processes'
-    commits, so an edge whose end was deleted meanwhile is dropped here.
-    """
-    taken = store._carry.taken(namespace)
-    engine = store._engine
-    with store._lock:
-        for ns, held in taken.items():
-            nodes, graph = store._spaces.nodes(ns), store._spaces.edges(ns)
-            pending = engine.write_buffer(ns)
-            for eid, (edge, seq) in held.items():
-                if nodes.get(edge.src) is None or nodes.get(edge.dst) is None:
-                    log.warning("lancedb_deferred_edge_dropped", namespace=ns, edge=eid,
-                                reason="an end node no longer exists")
-                    continue
-                graph.put(edge, seq)
-                # An upsert, not an append: whether LanceDB holds the row may have
-                # changed since the edit (another process, a rollback).
-                pending.edges[eid] = (edge, seq)
-    return taken
-
-
-@contextmanager
-def batch(store: LanceStore, namespace: str) -> Iterator[None]:
-    """`LanceStore.batch`: the engine's transaction, which first takes in the carry."""
-    block = store._carry.active_here()
-    if block is not None and store._engine.txn is None:
-        block.promote()  # a write other than an edge upsert: the block becomes a batch
-    with store._engine.batch(namespace):
-        txn = store._engine.txn
-        taken = _absorb(store, namespace) if (store._carry and txn is not None
-                                              and txn.depth == 1 and txn.owned_here()) else None
-        yield
-    if taken is not None:  # committed (an exception or a failed commit keeps the carry)
-        store._carry.discard(taken)
-
-
-@contextmanager
-def deferred(store: LanceStore, namespace: str) -> Iterator[None]:
-    """`LanceStore.deferred` (see the module docs)."""
-    engine, carry, config = store._engine, store._carry, store.config
-    engine.check_usable()
-    engine.check_namespace(namespace)
-    open_block = carry.block
-    if open_block is not None and open_block.owner == threading.get_ident():
-        open_block.depth += 1  # nested: joins the open block (deferred or promoted)
-        try:
-            yield
-        finally:
-            open_block.depth -= 1
-        return
-    txn = engine.txn
-    if config.deferred_commit_every <= 1 or (txn is not None and txn.owned_here()):
-        with store.batch(namespace):  # durable at once / with the enclosing batch
-            yield
-        return
-    # One writer at a time in this process, as for batches: another thread's
-    # batch or deferred block waits until this block ends (the engine's lock).
-    with engine.txn_lock:  # (the engine's own lock: no second one to order against it)
-        stack = ExitStack()
-
-        def promote() -> None:
-            block.promoted = True
-            stack.enter_context(store.batch(namespace))
-
-        block = carry.block = Block(namespace=namespace, owner=threading.get_ident(),
-                                    promote=promote)
-        try:
-            with stack:  # a promoted block commits (or rolls back) when this exits
-                try:
-                    yield
-                finally:
-                    carry.block = None
-        except BaseException:
-            written = carry.undo(block)
-            with store._lock:  # reloaded from the committed rows plus the carry
-                store._spaces.forget(written)
-            raise
-    if block.promoted:
-        return
-    carry.blocks += 1
-    if carry.due(config.deferred_commit_every, config.deferred_max_age_s):
-        try:
-            store.flush()
-        except StoreError as exc:  # the block itself succeeded: keep carrying, retry later
-            log.warning("lancedb_deferred_commit_failed", edits=sum(map(len, carry.edges.values())),
-                        error=f"{type(exc).__name__}: {exc}")
