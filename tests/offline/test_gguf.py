@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from labile import ConfigError, Memory, Observation
 from labile.plugin import MissingDependencyError, embed_queries
 from labile_offline.gguf import GGUFConfig, GGUFEmbedder, _Loaded
+from labile_offline.minilm import ModelIntegrityError
 from labile_offline.pool import release_sessions
 
 WIDTH = 768
@@ -148,7 +149,6 @@ def test_bad_input_is_refused(scripted: Scripted) -> None:
 
 
 @pytest.mark.parametrize(("option", "value", "allowed"), [
-    ("dims", 300, "64, 128, 256, 512, 768"),
     ("quant", "q3", "'f16', 'q8_0'"),
     ("pooling", "max", "'mean', 'cls'"),
     ("runtime", "onnx", "'auto', 'ggmbed', 'llama-cpp'"),
@@ -157,6 +157,16 @@ def test_bad_options_name_what_is_allowed(option: str, value: object, allowed: s
     expected = f"{option} {value!r} is not allowed; use one of {allowed}"
     with pytest.raises(ValueError, match=expected):
         GGUFConfig(**{option: value})  # type: ignore[arg-type]
+
+
+def test_dims_outside_the_bounds_are_refused() -> None:
+    with pytest.raises(ValueError, match="dims"):
+        GGUFConfig(dims=8)
+
+
+def test_dims_beyond_the_models_width_fail_with_the_shape(scripted: Scripted) -> None:
+    with pytest.raises(ModelIntegrityError, match=r"shape \(1, 768\); dims=1024 needs"):
+        _embedder(dims=1024).embed(["x"])
 
 
 def test_a_missing_model_file_names_the_install_line(tmp_path: Path) -> None:
