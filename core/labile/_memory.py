@@ -53,6 +53,7 @@ from labile._protocols import (
     Reconsolidator,
     Seeder,
     Store,
+    embed_queries,
 )
 from labile._recorded import recorded_pipeline
 from labile._recovery import (
@@ -273,7 +274,7 @@ class Memory:
         check_question("query", query, k, as_of)
         check_bool("include_hidden", include_hidden)
         t0 = time.perf_counter()
-        vector = self.embedder.embed([query])[0]
+        vector = embed_queries(self.embedder, [query])[0]
         embed_ms = (time.perf_counter() - t0) * 1000
         q = Query(text=query, namespace=namespace, k=k, as_of=as_of or utcnow(), vector=vector)
         # One freshness check of the store for the whole search, not one per

@@ -47,7 +47,9 @@ class Embedder(Protocol):
     """Turns texts into vectors.
 
     ``name`` identifies the model and is persisted by stores, so a store never
-    mixes vectors of two models; ``dim`` is the vector length.
+    mixes vectors of two models; ``dim`` is the vector length. A model that
+    embeds questions differently from stored texts also has an optional
+    ``embed_queries(texts)`` (same contract); see `embed_queries`.
     """
 
     name: str
@@ -56,6 +58,22 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed ``texts`` as a float32 ``(len(texts), dim)`` array of unit rows."""
         ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> NDArray[np.float32]:
+    """Embed ``texts`` as search queries: the side of a search that asks.
+
+    Some models embed a question and the passage that answers it differently
+    (an instruction prefix per side). Such an embedder has an optional
+    ``embed_queries(texts)`` beside ``embed``; ``embed`` then embeds what is
+    stored. Callers that embed a query go through this function, so an
+    embedder without the method (one space for both sides) needs nothing new.
+    """
+    method = getattr(embedder, "embed_queries", None)
+    if callable(method):
+        out: NDArray[np.float32] = method(texts)
+        return out
+    return embedder.embed(texts)
 
 
 @runtime_checkable

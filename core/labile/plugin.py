@@ -121,6 +121,7 @@ from labile._protocols import (
     SharedStore,
     Store,
     StoreDeps,
+    embed_queries,
 )
 from labile._recorded import holds_store
 from labile._registry import NoConfig, Register, Registries, collect
@@ -142,7 +143,8 @@ __all__ = [
     "StoreDeps", "StoreError",
     "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_limit_options",
     "add_memory_options", "as_known_at", "bounded", "build_registries", "check_namespace",
-    "collect", "component_field", "cosine", "echo", "edge_id", "estimate_tokens",
+    "collect", "component_field", "cosine", "echo", "edge_id", "embed_queries",
+    "estimate_tokens",
     "evidence_line", "get_logger", "get_plugin_manager", "holds_store", "hookimpl",
     "nested_kind", "observation_chars", "open_memory", "render_context", "require_namespace",
     "rrf", "runtime_field", "runtime_only", "structure_options", "superseded", "upper_bound",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from labile import LabileError
-from labile.plugin import DEFAULT_K, InputError, add_memory_options, echo
+from labile.plugin import DEFAULT_K, InputError, add_memory_options, echo, embed_queries
 
 
 def write_summary(summary: dict[str, Any], json_out: str | None) -> None:
@@ -72,6 +72,9 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answer-model", help="litellm model that answers (enables QA metrics)")
     p.add_argument("--judge-model", help="litellm model that judges answers")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--embedder", metavar="TYPE[:key=value,...]",
+                   help="the embedder of every preset instead of its own, e.g. "
+                        "'gguf:dims=256' (default: each preset's)")
     from labile_bench.retention_run import add_retain_option
 
     add_retain_option(p)
@@ -95,6 +98,9 @@ def locomo_options(p: argparse.ArgumentParser) -> None:
 def run_locomo_command(args: argparse.Namespace) -> int:
     """Run the presets over LoCoMo and print the metric table (and QA figures)."""
     if args.llm:
+        if args.embedder:
+            raise LabileError("--embedder goes with the offline run; with --llm each preset "
+                              "keeps its own embedder")
         if args.retain:
             raise LabileError("--retain is for the offline run; --llm runs take no policy")
         return run_llm_locomo_command(args)
@@ -113,9 +119,15 @@ def run_locomo_command(args: argparse.Namespace) -> int:
 
         qa_factory = make_qa_hook(answer_model=args.answer_model,
                                   judge_model=args.judge_model or args.answer_model)
+    overrides = None
+    if args.embedder:
+        from labile_bench.llm_spec import parse_llm_spec
+
+        overrides = {"embedder": parse_llm_spec(args.embedder, flag="--embedder")}
     summary, cleaning = run_locomo(
         args.path, args.preset, ks=args.k, limit=args.limit_conversations,
         store_dir=args.store_dir, log_dir=args.log_dir, qa_hook_factory=qa_factory,
+        config_overrides=overrides,
         show_progress=False if args.no_progress else None, reuse_stores=args.reuse_stores,
         retention=retention,
     )
@@ -252,7 +264,7 @@ def run_transfer_command(args: argparse.Namespace) -> int:
     rows = read_question_log(path)
     with Memory.open({"store": {"type": "memory"}, "embedder": {"type": args.embedder},
                       "llm": {"type": "none"}}) as memory:
-        vectors = memory.embedder.embed([str(r["question"]) for r in rows])
+        vectors = embed_queries(memory.embedder, [str(r["question"]) for r in rows])
     try:
         report = analyse_transfer(rows, vectors)
     except ValueError as exc:

@@ -45,6 +45,13 @@ def demo_observations(data: dict[str, Any]) -> list[list[Observation]]:
     return sessions
 
 
+#: Why the demo runs MiniLM, and how to try the stronger embedder (docs/embedders.md).
+EMBEDDER_NOTE = (
+    "embedder: MiniLM, the default. nomic-embed-text-v1.5 (`[embedder] type = \"gguf\"`, "
+    "docs/embedders.md) is opt-in: it lifts dense search a lot on LoCoMo but the default "
+    "preset only slightly, and ingests several times slower")
+
+
 def node_dates(node: Node) -> str:
     """The days a node is about, as the hits label them: one day, or "first to last"
     (a turn that tells of another time spans from that time to when it was told)."""
@@ -63,6 +70,8 @@ def run_demo(*, preset: str | None = None, write: Callable[[str], None], k: int 
         with Memory.open(preset=preset, path=tmp) as memory:
             write(f"labile demo: preset {memory.config.preset!r}, embedder "
                   f"{memory.embedder.name!r}, store {memory.config.store.type!r} in {tmp}")
+            if memory.config.embedder.type != "gguf":
+                write(EMBEDDER_NOTE)
             texts = {}
             for batch in demo_observations(data):
                 memory.add(batch, namespace=NAMESPACE)

@@ -25,8 +25,9 @@ __all__ = ["parse_llm_spec"]
 _KEY = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def parse_llm_spec(spec: str) -> dict[str, Any]:
-    """The ``[llm]`` table of ``spec`` (see the module doc).
+def parse_llm_spec(spec: str, flag: str = "--llm") -> dict[str, Any]:
+    """The ``[llm]`` table of ``spec`` (see the module doc); ``flag`` names the option
+    in messages (``--embedder`` reads its component the same way).
 
     Raises:
         LabileError: an empty type, or an option that is not ``key=value``
@@ -35,14 +36,14 @@ def parse_llm_spec(spec: str) -> dict[str, Any]:
     kind, _, rest = spec.partition(":")
     kind = kind.strip()
     if not kind:
-        raise LabileError(f"--llm {spec!r}: give a registered llm type first, "
+        raise LabileError(f"{flag} {spec!r}: give a registered component type first, "
                           "e.g. 'llamacpp' or 'litellm:model=openai/NAME,api_base=URL'")
     table: dict[str, Any] = {"type": kind}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, eq, raw = item.partition("=")
         key = key.strip()
         if not eq or not _KEY.match(key):
-            raise LabileError(f"--llm {spec!r}: option {item!r} is not key=value "
+            raise LabileError(f"{flag} {spec!r}: option {item!r} is not key=value "
                               "(keys are lower-case option names such as n_threads)")
         table[key] = _value(raw.strip())
     return table

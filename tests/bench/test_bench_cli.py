@@ -110,3 +110,21 @@ def test_bench_locomo_llm_subset_options(capsys: pytest.CaptureFixture[str],
                        "--json", str(out_json), "--no-progress")
     assert code == 0 and "ingest calls/turn" in out and "R@5 recon. off" in out
     assert json.loads(out_json.read_text())["kind"] == "locomo-llm"
+
+
+def test_bench_locomo_embedder_replaces_every_presets_embedder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--embedder TYPE:key=value reaches the stores; a bad spec and --llm are refused."""
+    fixture = str(DATA / "locomo_tiny.json")
+    code, out, _ = run(capsys, "bench", "locomo", fixture, "--preset", "dense", "--k", "5",
+                       "--embedder", "hashing:dim=64", "--store-dir", str(tmp_path),
+                       "--no-progress")
+    assert code == 0 and "dense" in out
+    record = json.loads((tmp_path / "dense" / "labile-pipeline.json").read_text())
+    assert record["pipeline"]["embedder"] == {"type": "hashing", "dim": 64}
+    code, _, err = run(capsys, "bench", "locomo", fixture, "--embedder", "hashing:dim")
+    assert code == 2 and "--embedder 'hashing:dim': option 'dim' is not key=value" in err
+    code, _, err = run(capsys, "bench", "locomo", fixture, "--embedder", "hashing",
+                       "--llm", "scripted")
+    assert code == 2 and "--embedder goes with the offline run" in err

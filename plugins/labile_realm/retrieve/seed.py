@@ -53,6 +53,7 @@ from labile.plugin import (
     bounded,
     component_field,
     cosine,
+    embed_queries,
     get_logger,
 )
 from labile.text.tokenize import words
@@ -250,7 +251,7 @@ class RealmSeeder:
         if mode == "keywords_match":
             return None
         if plan.query.strip() and plan.query != query.text:
-            return np.asarray(self.deps.embedder.embed([plan.query])[0], dtype=np.float32)
+            return np.asarray(embed_queries(self.deps.embedder, [plan.query])[0], dtype=np.float32)
         return query.vector
 
     def _score(
