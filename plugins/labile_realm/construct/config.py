@@ -51,5 +51,5 @@ class RealmConstructConfig:
     episodes: bool = True
     supersession: bool = True
     implied_supersession: bool = True
-    implied_min_similarity: float = attrs.field(default=0.4, validator=[ge(0.0), le(1.0)])
+    implied_min_similarity: float = attrs.field(default=0.4, validator=bounded(0.0, 1.0))
     max_entity_sources: int = attrs.field(default=50, validator=bounded(1, 100_000))
