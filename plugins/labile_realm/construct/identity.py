@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from labile.plugin import Node
+from labile_realm.construct.entity_keys import entity_type, typed_key
 from labile_text.entities import GUESS_CUES, normalize_name
 from labile_text.entity_vocab import HONORIFICS
 
@@ -61,11 +62,6 @@ INTRODUCTION = "self-introduction by the speaker"
 ROLE_NAMED = "the speaker's chat role, named at ingestion"
 
 
-def entity_type(node_attrs: Mapping[str, Any]) -> tuple[str, str]:
-    """``(category, cue)`` of an entity node or unit (cue "" where none was recorded)."""
-    return str(node_attrs.get("category", "")), str(node_attrs.get("category_cue", ""))
-
-
 def _strength(cue: str) -> int:
     """0 for no cue, 1 for a preposition or the name's form, 2 for evidence."""
     return 2 if has_evidence(cue) else int(cue == "form")
@@ -87,11 +83,6 @@ def titles_clash(a: str, b: str) -> bool:
     """Whether two names open with different titles ("Mr. Park" / "Mrs. Park")."""
     first_a, first_b = normalize_name(a).split(" ")[0], normalize_name(b).split(" ")[0]
     return first_a != first_b and first_a in HONORIFICS and first_b in HONORIFICS
-
-
-def typed_key(key: str, category: str) -> str:
-    """The index key of a name that shares its spelling with a referent of another type."""
-    return f"{key}|{category}"
 
 
 def adopt_type(

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from labile.plugin import Node, Observation
-from labile_realm.construct.identity import entity_type, typed_key
+from labile_realm.construct.entity_keys import entity_type, typed_key
 from labile_realm.construct.supersede import SlotIndex
 from labile_text.entities import name_keys, normalize_name
 
