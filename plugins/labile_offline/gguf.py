@@ -21,8 +21,12 @@ context is not safe for two threads at once.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,6 +41,37 @@ from labile_offline.pool import SessionKey, shared_session
 __all__ = ["RUNTIME_HINTS", "GGUFConfig", "GGUFEmbedder"]
 
 log = get_logger(__name__)
+
+
+@contextlib.contextmanager
+def _native_stderr_to_log(runtime: str) -> Iterator[None]:
+    """Send what native code writes to file descriptor 2 meanwhile to the debug log.
+
+    llama.cpp (through ggmbed) prints its graph setup straight to the process's
+    stderr while a model loads; a library must stay silent unless the
+    application configures logging, so the load runs with descriptor 2 on a
+    temporary file, whose lines are logged at debug level afterwards.
+    """
+    fd = 2  # native code writes to the descriptor, whatever sys.stderr is meanwhile
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        sys.stderr.flush()
+    try:
+        saved = os.dup(fd)
+    except OSError:  # no descriptor 2 at all (a daemon): nothing to keep quiet
+        yield
+        return
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), fd)
+        try:
+            yield
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+            sink.seek(0)
+            lines = sink.read().decode("utf-8", "replace").splitlines()
+            if lines:
+                log.debug("gguf_embedder.native_output", runtime=runtime, lines=len(lines),
+                          text="\n".join(lines[:50]))
 
 #: What to install for each runtime.
 RUNTIME_HINTS: Final = {
@@ -203,6 +238,10 @@ class GGUFEmbedder:
         return wanted
 
     def _load(self, runtime: str, path: Path) -> _Loaded:
+        with _native_stderr_to_log(runtime):
+            return self._load_quietly(runtime, path)
+
+    def _load_quietly(self, runtime: str, path: Path) -> _Loaded:
         cfg = self.config
         if runtime == "ggmbed":
             import ggmbed

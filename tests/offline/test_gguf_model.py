@@ -137,3 +137,15 @@ def test_the_real_model_cut_to_256_keeps_the_ranking(nomic: GGUFEmbedder) -> Non
     d = small.embed(docs)
     assert d.shape == (2, 256)
     assert int((q @ d.T).argmax()) == 0
+
+
+@pytest.mark.extras
+def test_loading_the_real_model_writes_nothing_to_stderr(
+    nomic: GGUFEmbedder, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """llama.cpp's load-time lines stay out of the application's stderr."""
+    capfd.readouterr()
+    fresh = GGUFEmbedder(GGUFConfig(runtime="ggmbed", threads=3), None)
+    fresh.load()
+    assert fresh.embed(["a short text"]).shape == (1, 768)
+    assert capfd.readouterr().err == ""
