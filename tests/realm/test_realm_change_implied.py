@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ from realm_helpers import T0, open_memory, session
 from labile._model import Node, NodeFilter
 from labile.plugin import Hit, Reach
 from labile_realm.construct.change import reports_change
+from labile_realm.construct.own_words import OwnWords
 from labile_realm.construct.supersede import implied_supersession
 from labile_realm.retrieve.validity import (
     demote_questions,
@@ -73,6 +75,42 @@ def test_nothing_is_replaced_below_the_threshold_or_without_a_cue() -> None:
     assert implied_supersession(plain, _nearest((old, 0.9))).edges == ()
     asked = _event("asked", "are you down to one cup now?", 60, act="question")
     assert implied_supersession(asked, _nearest((old, 0.9))).edges == ()
+
+
+def test_the_turns_own_words_decide_when_given() -> None:
+    """``own_words`` re-scores the licit candidates: close stored descriptions with
+    unrelated words replace nothing, and the closest in words is the one replaced."""
+    coffee = _event("coffee", "I'm at 3 cups of coffee a day", 0)
+    run = _event("run", "I run twice a week", 5)
+    asked: list[list[str]] = []
+
+    def words(event: Node, others: Any) -> list[float]:
+        asked.append([n.id for n in others])
+        return [{"coffee": 0.55, "run": 0.1}[n.id] for n in others]
+
+    change = implied_supersession(NEW, _nearest((run, 0.85), (coffee, 0.8)), own_words=words)
+    assert [n.id for n in change.nodes] == ["coffee"]
+    assert asked == [["run", "coffee"]]  # only licit candidates, in one call
+    unrelated = implied_supersession(NEW, _nearest((run, 0.85)), own_words=words)
+    assert unrelated.edges == ()
+
+
+def test_own_words_embeds_each_turn_once_and_keeps_a_bounded_cache() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> Any:
+        calls.append(list(texts))
+        return np.array([[1.0, 0.0] if "cup" in t else [0.6, 0.8] for t in texts])
+
+    cos = OwnWords(embed, capacity=3)
+    a, b = _event("a", "one cup now", 9), _event("b", "3 cups a day", 0)
+    c = _event("c", "I run", 1)
+    assert cos(a, [b, c]) == pytest.approx([1.0, 0.6])
+    assert cos(a, [b]) == pytest.approx([1.0])
+    assert calls == [["one cup now", "3 cups a day", "I run"]]
+    cos(_event("d", "a new cup", 10), [a])  # a fourth turn: the least recently used goes
+    cos(c, [a])
+    assert calls[-1] == ["I run"]
 
 
 @pytest.mark.parametrize(("text", "change"), [

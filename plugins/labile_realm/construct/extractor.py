@@ -57,6 +57,7 @@ from labile_realm.construct.extract_offline import (
 )
 from labile_realm.construct.merge import merge_unit
 from labile_realm.construct.neighbourhood import Candidate, Neighbourhood
+from labile_realm.construct.own_words import OwnWords
 from labile_realm.construct.passages import PASSAGE_KEY
 from labile_realm.construct.relations import (
     Highlight,
@@ -109,6 +110,7 @@ class RealmExtractor:
         self._last_episode: dict[str, str] = {}
         self._degree: dict[str, dict[str, int]] = {}
         self._before: dict[str, Snapshot] = {}
+        self._own_words = OwnWords(self._embed)
 
     # -- state ------------------------------------------------------------------
     def state(self, namespace: str, pending: Sequence[str] = ()) -> ConversationState:
@@ -347,7 +349,7 @@ class RealmExtractor:
             change = implied_supersession(
                 batch.nodes.get(event.id, event),
                 lambda ev: self._similar_events(namespace, ev, batch),
-                min_similarity=self.config.implied_min_similarity)
+                min_similarity=self.config.implied_min_similarity, own_words=self._own_words)
             for node in change.nodes:
                 batch.nodes[node.id] = node
         if change.edges:

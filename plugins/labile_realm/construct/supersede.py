@@ -191,6 +191,7 @@ def implied_supersession(
     nearest: Callable[[Node], Sequence[tuple[Node, float]]],
     *,
     min_similarity: float = 0.4,
+    own_words: Callable[[Node, Sequence[Node]], Sequence[float]] | None = None,
 ) -> TurnChange:
     """A change told in passing: ``event`` replaces the earlier statement it is about.
 
@@ -202,6 +203,13 @@ def implied_supersession(
     closest is the statement the change is about, and a turn that reports a
     change seldom ends two things. Nothing is replaced otherwise.
 
+    ``own_words`` (the event and the licit candidates -> their cosines) replaces
+    the similarities ``nearest`` gave. The extractor passes the cosine of the
+    two turns' own words: an event's stored vector embeds its description
+    ("On 6 September 2025, Hannah said to Zoe: …", with the question it
+    replies to), which makes any two short turns of one speaker look alike
+    (cosine 0.7–0.85), so on it the floor selects nothing.
+
     Returns:
         The replaced node marked (`labile.plugin.superseded`) and the
         ``supersedes`` edge, or an empty change.
@@ -210,12 +218,14 @@ def implied_supersession(
     if not speaker or not _statement_event(event) or not reports_change(event.content or ""):
         return TurnChange()
     said = event.learned_at
+    licit = [(node, sim) for node, sim in nearest(event)
+             if node.id != event.id and node.attrs.get("speaker") == speaker
+             and _statement_event(node) and node.learned_at < said and node.is_current()]
+    if own_words is not None and licit:
+        licit = list(zip([n for n, _ in licit], own_words(event, [n for n, _ in licit]),
+                         strict=True))
     best: tuple[Node, float] | None = None
-    for node, sim in nearest(event):
-        if node.id == event.id or node.attrs.get("speaker") != speaker \
-                or not _statement_event(node) or not node.learned_at < said \
-                or not node.is_current():
-            continue
+    for node, sim in licit:
         if best is None or sim > best[1]:
             best = (node, sim)
     if best is None or best[1] < min_similarity:
