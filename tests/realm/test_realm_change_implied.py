@@ -93,6 +93,11 @@ def test_the_turns_own_words_decide_when_given() -> None:
     assert asked == [["run", "coffee"]]  # only licit candidates, in one call
     unrelated = implied_supersession(NEW, _nearest((run, 0.85)), own_words=words)
     assert unrelated.edges == ()
+    # only the five licit candidates closest in the stored vectors are re-scored
+    many = [(_event(f"c{i}", f"statement {i}", i), 0.5 + i / 100) for i in range(7)]
+    implied_supersession(NEW, _nearest(*many), own_words=lambda e, o: asked.append(
+        [n.id for n in o]) or [0.0] * len(o))
+    assert asked[-1] == ["c6", "c5", "c4", "c3", "c2"]
 
 
 def test_own_words_embeds_each_turn_once_and_keeps_a_bounded_cache() -> None:
