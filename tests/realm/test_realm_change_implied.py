@@ -123,6 +123,15 @@ def test_own_words_embeds_each_turn_once_and_keeps_a_bounded_cache() -> None:
     ("I deferred Chicago to next year", True), ("sold the car!", True),
     ("I used to drink four cups, now one", False),  # about how things were
     ("are you still smoking?", False), ("the kitchen has blue tiles", False),
+    ("I finally switched to day shifts", True), ("it's 20 minutes instead of 40", True),
+    # words that also fill any friendly chat are no report of a change
+    ("You found your true self and now you're helping others.", False),
+    ("I'd love to see another painting of yours!", False),
+    ("Excited for this new chapter!", False), ("I started looking into counseling", False),
+    ("It's so peaceful waking up to the sound of birds", False),
+    ("Nope, never been to something like that.", False),
+    # a cue in a question is not a report, even before a photo's caption
+    ("I'm in awe. Have you made any more art lately? [photo: a window]", False),
 ])
 def test_what_reports_a_change(text: str, change: bool) -> None:
     assert reports_change(text) is change
