@@ -35,6 +35,7 @@ import numpy as np
 
 from labile.plugin import MissingDependencyError, bounded, get_logger, runtime_field
 from labile_offline import gguf_model
+from labile_offline.inputs import checked_texts
 from labile_offline.minilm import ModelIntegrityError, sha256_file
 from labile_offline.pool import SessionKey, shared_session
 
@@ -287,12 +288,7 @@ class GGUFEmbedder:
         return self._embed(texts, self.config.query_prefix)
 
     def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of strings, not a single str")
-        items = list(texts)
-        for i, text in enumerate(items):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] is {type(text).__name__}, expected str")
+        items = checked_texts(texts)
         out = np.empty((len(items), self.dim), dtype=np.float32)
         if not items:
             return out

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from labile_offline.inputs import checked_texts
+
 __all__ = ["HashingConfig", "HashingEmbedder"]
 
 _WORD_RE = re.compile(r"\w+")
@@ -151,13 +153,9 @@ class HashingEmbedder:
         Raises:
             TypeError: ``texts`` is a ``str`` or holds a non-string.
         """
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of strings, not a single str")
-        items = list(texts)
+        items = checked_texts(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         for row, text in enumerate(items):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{row}] is {type(text).__name__}, expected str")
             acc = self._accumulate(_words(text))
             norm = float(np.linalg.norm(acc))
             # A zero norm means no features (or, very rarely, signed collisions cancelling

@@ -27,6 +27,7 @@ import attrs
 import numpy as np
 
 from labile.plugin import bounded, get_logger, runtime_field
+from labile_offline.inputs import checked_texts
 from labile_offline.pool import SessionKey, shared_session
 
 if TYPE_CHECKING:
@@ -284,12 +285,7 @@ class MiniLMEmbedder:
             ImportError: A runtime dependency or the model package is missing.
             ModelIntegrityError: The model or tokenizer file has the wrong sha256.
         """
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of strings, not a single str")
-        items = list(texts)
-        for i, text in enumerate(items):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] is {type(text).__name__}, expected str")
+        items = checked_texts(texts)
         out = np.empty((len(items), self.dim), dtype=np.float32)
         if not items:
             return out
