@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from labile._memory import Memory
-from labile._model import Observation
+from labile._model import Node, NodeFilter, Observation
 from labile_llm import ScriptedLLM
 
 T0 = datetime(2024, 3, 4, 10, 0, tzinfo=UTC)  # a Monday
@@ -75,3 +75,9 @@ CHAT_3 = [
 def reply(value: Any) -> str:
     """A scripted reply holding ``value`` as JSON."""
     return json.dumps(value)
+
+
+def turn_events(mem: Memory, namespace: str = "u") -> dict[str, Node]:
+    """The turn-level REALM events of ``namespace`` (clauses left out), by their turn id."""
+    events = mem.store.iter_nodes(namespace, NodeFilter(kinds={"realm.event"}))
+    return {n.sources[0]: n for n in events if not n.attrs.get("clause_of")}

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from realm_helpers import EDGE, EXTRACT, NODE, T0, open_memory, reply, session
+from realm_helpers import EDGE, EXTRACT, NODE, T0, open_memory, reply, session, turn_events
 
 from labile._model import Node, NodeFilter, superseded
 from labile_llm import ScriptedLLM
 from labile_realm.construct.change import CLASSES, SlotStatement, read_slots, replaces
-from labile_realm.schema import EVENT, FACT, SUPERSEDES
+from labile_realm.schema import FACT, SUPERSEDES
 
 
 def _slots(sentence: str) -> dict[str, SlotStatement]:
@@ -142,14 +142,9 @@ def _ingest(preset: str = "realm") -> Any:
     return mem
 
 
-def _events(mem: Any) -> dict[str, Node]:
-    return {n.sources[0]: n for n in mem.store.iter_nodes("u", NodeFilter(kinds={EVENT}))
-            if not n.attrs.get("clause_of")}
-
-
 def test_a_new_value_supersedes_the_old_turn_which_stays_as_history() -> None:
     mem = _ingest()
-    ev = _events(mem)
+    ev = turn_events(mem)
     moved_at = T0 + timedelta(days=60)
     for old, new in (("D1:1", "D2:1"), ("D1:3", "D2:2"), ("D1:4", "D2:3")):
         assert ev[old].superseded_by == (ev[new].id,), old
@@ -164,7 +159,7 @@ def test_a_new_value_supersedes_the_old_turn_which_stays_as_history() -> None:
 
 def test_facts_of_a_superseded_turn_carry_the_contract_too() -> None:
     mem = _ingest()
-    ev = _events(mem)
+    ev = turn_events(mem)
     facts = [f for f in mem.store.iter_nodes("u", NodeFilter(kinds={FACT}))
              if f.sources == ("D1:1",)]
     assert facts and all(f.superseded_by == (ev["D2:1"].id,) for f in facts)
@@ -184,13 +179,13 @@ def test_the_slot_index_is_rebuilt_from_the_store() -> None:
     extractor = mem.extractor
     extractor._states.clear()  # what a restart loses
     mem.add(session(2, CHAT[1][1], start=T0 + timedelta(days=60)), namespace="u")
-    ev = _events(mem)
+    ev = turn_events(mem)
     assert not ev["D1:1"].is_current() and ev["D2:1"].is_current()
 
 
 def test_now_and_then_questions_and_as_of() -> None:
     mem = _ingest()
-    ev = _events(mem)
+    ev = turn_events(mem)
     late = T0 + timedelta(days=90)
     now = mem.search("Where does Ann live now?", namespace="u", k=5, as_of=late)
     ranks = [h.node.sources[0] for h in now.hits]
@@ -208,7 +203,7 @@ def test_now_and_then_questions_and_as_of() -> None:
     assert all(h.is_current for h in early.hits)
     assert "D1:1" in [h.node.sources[0] for h in early.hits]
     # the store itself is unchanged by an as_of search
-    assert not _events(mem)["D1:1"].is_current()
+    assert not turn_events(mem)["D1:1"].is_current()
 
 
 def test_superseded_helper_keeps_the_earliest_end_and_rejects_bad_input() -> None:

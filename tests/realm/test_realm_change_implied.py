@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from realm_helpers import T0, open_memory, session
+from realm_helpers import T0, open_memory, session, turn_events
 
-from labile._model import Node, NodeFilter
+from labile._model import Node
 from labile.plugin import Hit, Reach
 from labile_realm.construct.change import reports_change
 from labile_realm.construct.own_words import OwnWords
@@ -178,13 +178,8 @@ def _ingest(**extractor: Any) -> Any:
     return mem
 
 
-def _events(mem: Any) -> dict[str, Node]:
-    return {n.sources[0]: n for n in mem.store.iter_nodes("u", NodeFilter(kinds={EVENT}))
-            if not n.attrs.get("clause_of")}
-
-
 def test_a_change_told_in_passing_supersedes_what_it_is_about() -> None:
-    ev = _events(_ingest())
+    ev = turn_events(_ingest())
     assert ev["D1:1"].superseded_by == (ev["D2:1"].id,)
     assert ev["D1:3"].is_current() and ev["D1:2"].is_current()
     assert ev["D2:1"].is_current()
@@ -226,7 +221,7 @@ def test_a_turn_that_only_asks_is_demoted_for_a_question_about_a_value() -> None
 
 def test_a_present_question_gets_what_replaced_a_hit_even_if_not_found() -> None:
     mem = _ingest()
-    ev = _events(mem)
+    ev = turn_events(mem)
     late = T0 + timedelta(days=90)
     for fetch, expect in ((False, ["D1:1"]), (True, ["D2:1", "D1:1"])):
         hits = [_hit(ev["D1:1"], 1.0)]
