@@ -289,13 +289,20 @@ class Memory:
                     old = merged.get(hit.node.id)
                     if old is None or hit.score > old.score:
                         merged[hit.node.id] = hit
-            # Hidden seeds are dropped before expansion: a path from them is no better.
-            shown = (lambda hs: hs) if include_hidden else (
-                lambda hs: [h for h in hs if not h.node.is_hidden(q.as_of)])
+            # What was hidden, or not yet learned, at ``as_of`` is dropped before
+            # expansion (a path from it is no better) and before the filters rank and
+            # cut the list: learned later, a node would take a place in the top k
+            # and then be dropped, leaving the list short or empty.
+            def shown(hs: list[Hit]) -> list[Hit]:
+                return [h for h in hs
+                        if (include_hidden or not h.node.is_hidden(q.as_of))
+                        and (as_of is None or h.node.learned_at <= as_of)]
+
             hits = shown(sorted(merged.values(), key=lambda h: (-h.score, h.node.id)))
             for name, expander in self.expanders:
                 hits = self._timed(trace, name, "expand", len(hits),
                                    lambda e=expander, h=hits: e.expand(q, h, state))
+            hits = shown(hits)
             for name, filt in self.filters:
                 hits = self._timed(trace, name, "filter", len(hits),
                                    lambda f=filt, h=hits: f.filter(q, h, state))

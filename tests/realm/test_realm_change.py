@@ -206,6 +206,23 @@ def test_now_and_then_questions_and_as_of() -> None:
     assert not turn_events(mem)["D1:1"].is_current()
 
 
+def test_as_of_keeps_a_full_list_when_later_turns_would_outrank_the_early_ones() -> None:
+    """Nodes learned after ``as_of`` are left out before ranking, not after: twelve later
+    turns about the same thing must not fill the top of the list and leave it empty."""
+    mem = open_memory()
+    mem.add(session(1, [("Ann", "I live in Somerville with my roommate, close to the river."),
+                        ("Ann", "Our flat in Somerville has a tiny kitchen.")]), namespace="u")
+    later = [("Ann", f"We live in Denver now, week {i}: the flat in Denver is great.")
+             for i in range(12)]
+    mem.add(session(2, later, start=T0 + timedelta(days=60)), namespace="u")
+    cut = T0 + timedelta(days=30)
+    for k in (1, 3):
+        hits = mem.search("Where does Ann live now?", namespace="u", k=k, as_of=cut).hits
+        assert len(hits) == k
+        assert all(h.node.learned_at <= cut for h in hits)
+        assert hits[0].node.sources[0].startswith("D1:")
+
+
 def test_superseded_helper_keeps_the_earliest_end_and_rejects_bad_input() -> None:
     node = Node(id="a", kind="realm.event", content="x")
     one = superseded(node, "b", T0 + timedelta(days=2))
@@ -311,6 +328,8 @@ def test_known_at_drops_what_was_learned_later() -> None:
     ("How long has Ann had her current job?", "any"),
     ("What did Ann use to fix the bike chain?", "any"),
     ("What did Ann do before meeting Bo?", "any"),
+    # the date of a plan as it stands now
+    ("When is Ann flying to Japan?", "planned"), ("When will Ann start the new job?", "planned"),
 ])
 def test_the_tense_of_a_question(question: str, tense: str) -> None:
     from labile_realm.retrieve.validity import read_tense

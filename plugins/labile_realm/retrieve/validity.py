@@ -17,6 +17,10 @@ live?", "What did he drink before?") by the value that was replaced.
 * ``then`` and ``dated`` (a past time named: "in 2022"): every current hit
   that replaced older ones has them just above it (fetched when missing), so
   the old value comes first and the new one right after;
+* ``planned`` (the date of a plan as it stands: "When is she running
+  Chicago?", "When will he leave?"): as ``now`` — a plan moved to a new date
+  has the new one just above it — but without the lean towards the latest
+  statement, because a later mention of a plan need not be about its date;
 * ``any`` (a question about a time or a date, "When did she move?", or
   about an event, "What did she buy?"): nothing changes.
 
@@ -39,8 +43,9 @@ __all__ = ["Tense", "demote_questions", "order_by_validity", "read_tense", "rece
 #: ``now``: the question says it wants the present ("now", "still", "these days");
 #: ``present``: it asks in the present tense without saying so; ``then``: the past
 #: ("used to", "before"); ``dated``: a past time it names ("in 2022", "last year");
+#: ``planned``: the date of a plan as it stands ("When is she flying to Japan?");
 #: ``any``: a time, a change or a past event.
-Tense = Literal["now", "present", "then", "dated", "any"]
+Tense = Literal["now", "planned", "present", "then", "dated", "any"]
 
 _NOW: Final = re.compile(
     r"\b(?:now|current|currently|still|nowadays|these\s+days|latest|anymore|any\s+more|"
@@ -76,6 +81,9 @@ _WHEN: Final = re.compile(
     r"date)|since|until|change[sd]?|switch(?:ed)?|move[sd]?\s+(?:from|to))\b",
     re.IGNORECASE,
 )
+#: "When is she running Chicago?", "When will he leave?": the date a plan holds now,
+#: which a later message may have moved ("we're pushing it to April").
+_WHEN_PLANNED: Final = re.compile(r"\bwhen\s+(?:is|are|will|does|do)\b", re.IGNORECASE)
 #: A question in the past simple ("What did she buy?") asks about an event, not a value.
 _PAST_EVENT: Final = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 _LIFT: Final = 1e-6
@@ -86,17 +94,19 @@ _MAX_CHAIN: Final = 16
 def read_tense(question: str) -> Tense:
     """Whether ``question`` asks about now, about then, or about a time / a change (any).
 
-    A question about a date, a duration or a change ("when", "how long",
-    "since", "changed") asks about both values (``any``); otherwise a present
-    cue ("now", "currently", "still", "these days", "any more") asks about
-    ``now``; a past one ("used to", "did she use to live?", "previously", a
-    closing "before") about
-    ``then``; a past time named ("in March", "last year") is ``dated``; a
+    "When is / are / will / does …" asks for the date of a plan as it stands now
+    (``planned``). Otherwise a question about a date, a duration or a change
+    ("when", "how long", "since", "changed") asks about both values (``any``);
+    otherwise a present cue ("now", "currently", "still", "these days", "any
+    more") asks about ``now``; a past one ("used to", "did she use to live?",
+    "previously", a closing "before") about ``then``; a past time named ("in March", "last year") is ``dated``; a
     question in the past simple ("What did she buy?") asks about an event
     (``any``); one with none of these about what holds (``present``).
     "before" followed by an event or a date ("before meeting Maria", "the week
     before August 3") locates a time rather than asking for an old value.
     """
+    if _WHEN_PLANNED.search(question):
+        return "planned"
     if _WHEN.search(question):
         return "any"
     if _NOW.search(question):
@@ -184,7 +194,7 @@ def recency_prior(hits: Sequence[Hit], tense: Tense, weight: float, pool: int,
     best guess at what holds now, and the earliest at what held before.
     ``any`` and a pool spanning no time change nothing.
     """
-    if tense in ("any", "dated") or weight <= 0 or not hits:
+    if tense in ("any", "dated", "planned") or weight <= 0 or not hits:
         return
     top = sorted(hits, key=lambda h: (-h.score, h.node.id))[:pool]
     times = [h.node.learned_at.timestamp() for h in top]
@@ -229,13 +239,13 @@ def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tens
     by_id = {h.node.id: h for h in hits}
     ranked = sorted(hits, key=lambda h: (-h.score, h.node.id))
     cache: dict[str, Node] = {}
-    if tense in ("now", "present"):
+    if tense in ("now", "planned", "present"):
         for h in ranked:
             if h.node.is_current(as_of):
                 continue
             for end in _current_ends(store, namespace, h.node, as_of, cache):
                 # without a cue of the present, only what the search found is reordered
-                if tense == "now" or fetch_present or end.id in by_id:
+                if tense != "present" or fetch_present or end.id in by_id:
                     _lift(hits, by_id, end, h, atom)
         return
     current = [h for h in ranked if h.node.is_current(as_of)]

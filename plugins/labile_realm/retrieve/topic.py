@@ -1,0 +1,72 @@
+"""Which kind of value a question about now asks for, and which stored texts talk about it.
+
+"Where does she live now?" asks for a home; "What's his job these days?" for
+work. The lean towards the latest statement (`labile_realm.retrieve.validity.recency_prior`)
+should then pick the latest statement *about that*, not the latest turn that
+happens to share a word ("I cook every night now"). This module names a few
+kinds of value that change over months in a person's life — home, work, diet,
+relationship, pets, getting around, health — by the everyday English words for
+them: `question_topics` reads a question's kinds from the words that ask for
+them, `statement_topics` a stored text's from the wider set of words that talk
+about them ("we signed a lease", "my first shift"). A question whose kind is
+not recognised reads as none, and then nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["question_topics", "statement_topics"]
+
+_PET: Final = (r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
+               r"parrots?|birds?|turtles?|tortoises?|guinea\s+pigs?|horses?|fish")
+
+#: The words a question uses to ask for each kind of value. "What does she do?" asks
+#: for work; "What does she do on Sundays / for fun?" does not.
+_ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
+    ("home", r"\b(?:live|lives|living|home|address|apartment|flat|house|neighbou?rhood|"
+             r"reside\w*|roommates?|flatmates?|housemates?)\b"),
+    ("work", r"\b(?:job|jobs|work|works|working|career|employ\w*|employer|company|office|"
+             r"position|title|occupation|profession|boss)\b|"
+             r"\bwhat\s+(?:does|do)\s+\w+(?:\s+\w+)?\s+do\b(?!\s+(?:on|at|in|with|for\s+fun))"),
+    ("diet", r"\b(?:eat|eats|eating|diet|vegetarian|vegan|pescatarian|meat)\b"),
+    ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
+                     r"engaged|divorced|relationship|spouse|fianc\w+)\b"),
+    ("pet", rf"\b(?:{_PET})\b"),
+    ("transport", r"\b(?:commute|commuting|get\s+to\s+(?:work|school|the\s+office)|"
+                  r"gets\s+to\s+(?:work|school|the\s+office)|drive|drives|car|bus|train|"
+                  r"bike|cycle|cycling)\b"),
+    ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
+)}
+
+#: The words a stored text uses when it talks about each kind of value.
+_TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
+    ("home", r"\b(?:live|lives|living|lived|move[ds]?|moving|apartment|flat|house|home|"
+             r"place|room|rent|lease|landlord|roommates?|flatmates?|housemates?|"
+             r"neighbou?rhood|studio|bedroom|condo|unpack\w*|mortgage|dorm|settled)\b"),
+    ("work", r"\b(?:job|jobs|work|works|working|worked|hired|offer|role|position|promot\w+|"
+             r"manager|company|firm|office|boss|colleagues?|co-?workers?|shifts?|career|"
+             r"quit|notice|resign\w*|laid\s+off|intern\w*|salary|interview\w*|clients?|"
+             r"employer|startup|contract|team\s+lead|lead)\b"),
+    ("diet", r"\b(?:eat|eats|eating|ate|diet|vegetarian|vegan|pescatarian|meat|fish|"
+             r"dairy|cook\w*|meals?|food)\b"),
+    ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
+                     r"engaged|divorced|relationship|wedding|spouse|fianc\w+|broke\s+up|"
+                     r"split\s+up|proposed)\b"),
+    ("pet", rf"\b(?:{_PET}|vet|adopted|shelter|litter)\b"),
+    ("transport", r"\b(?:commute|commuting|drive|drives|driving|drove|car|bus|train|bike|"
+                  r"e-?bike|cycle|cycling|cycled|walk|walking)\b"),
+    ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor|physio\w*|"
+               r"fracture|broken|sprain\w*|cleared|hospital|knee|ankle)\b"),
+)}
+
+
+def question_topics(question: str) -> frozenset[str]:
+    """The kinds of value ``question`` asks for (empty when none is recognised)."""
+    return frozenset(kind for kind, pattern in _ASKS.items() if pattern.search(question))
+
+
+def statement_topics(text: str) -> frozenset[str]:
+    """The kinds of value a stored ``text`` talks about (empty when none)."""
+    return frozenset(kind for kind, pattern in _TALKS.items() if pattern.search(text))

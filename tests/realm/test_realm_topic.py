@@ -1,0 +1,81 @@
+"""A question about now that asks for a kind of value leans towards the latest turn
+*about that kind* (`labile_realm.retrieve.topic`, ``realm.aggregate``'s ``lean_on_topic``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from realm_helpers import T0, open_memory, session
+
+from labile_realm.retrieve.topic import question_topics, statement_topics
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("Where does Ann live now?", {"home"}),
+    ("What does Ann do these days?", {"work"}),
+    ("What's Ann's job now?", {"work"}),
+    ("Is Ann still vegetarian?", {"diet"}),
+    ("Is Ann still married?", {"relationship"}),
+    ("How many cats does Ann have now?", {"pet"}),
+    ("How does Ann get to work these days?", {"transport", "work"}),
+    ("Is Ann still injured?", {"health"}),
+    # no kind of value: the lean is left as it is
+    ("What does Ann do on Sundays now?", set()),
+    ("What is Ann reading now?", set()),
+])
+def test_the_kind_of_value_a_question_asks_for(question: str, kinds: set[str]) -> None:
+    assert question_topics(question) == kinds
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("We signed a lease on a two-bedroom near the park.", "home"),
+    ("My first shift at the hospital is Monday.", "work"),
+    ("I've gone pescatarian, fish twice a week.", "diet"),
+    ("We got the keys and the landlord seems nice.", "home"),
+    ("The vet says the puppy is healthy.", "pet"),
+    ("I cycle to the office now, 20 minutes.", "transport"),
+])
+def test_the_kinds_a_stored_text_talks_about(text: str, kind: str) -> None:
+    assert kind in statement_topics(text)
+
+
+def test_small_talk_talks_about_no_kind() -> None:
+    assert statement_topics("Haha yes, see you soon!") == frozenset()
+
+
+CHAT = [
+    (1, [("Ann", "I work as a nurse at Mass General, night shifts mostly.")]),
+    (2, [("Ann", "Big change: I got hired as a paramedic with the city, new job starts soon.")]),
+    (3, [("Ann", "I bake bread every weekend these days, sourdough mostly."),
+         ("Ann", "And I still do yoga on Sundays.")]),
+]
+
+
+def _memory(**aggregate: Any) -> Any:
+    mem = open_memory()
+    if aggregate:
+        table = mem.config.to_table()
+        table["retrieval"]["filter"][0].update(aggregate)
+        mem = open_memory(retrieval=table["retrieval"])
+    for n, turns in CHAT:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+    return mem
+
+
+def test_a_question_about_now_leans_to_the_latest_turn_about_what_it_asks() -> None:
+    mem = _memory()
+    hits = mem.search("What does Ann do for work these days?", namespace="u", k=4).hits
+    sources = [h.node.sources[0] for h in hits]
+    assert sources.index("D2:1") < sources.index("D1:1")
+    # the later small talk got no lean: it is not about work
+    lean = {h.node.sources[0]: h.scores.get("recency", 0.0) for h in hits}
+    assert lean.get("D3:1", 0.0) == 0.0 and lean["D2:1"] > 0.0
+
+
+def test_without_lean_on_topic_the_lean_goes_to_the_latest_turn_of_all() -> None:
+    mem = _memory(lean_on_topic=False)
+    hits = mem.search("What does Ann do for work these days?", namespace="u", k=4).hits
+    lean = {h.node.sources[0]: h.scores.get("recency", 0.0) for h in hits}
+    assert max(lean, key=lambda s: lean[s]).startswith("D3:")
