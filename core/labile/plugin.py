@@ -19,14 +19,16 @@ It exports the hook marker and callbacks (`hookimpl`, `Register`,
 `Declare`), the kind declaration (`KindSpec`), the ports every component
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the plugin system itself (`get_plugin_manager`,
-`collect`, `build_registries`: for tools and tests that build registries),
-the config helpers (`NoConfig`, `ComponentSpec`, `component_field`,
-`nested_kind`, `runtime_field`, `runtime_only`, `bounded`, `upper_bound`),
-`check_namespace` (the memory's own check of a namespace), the prompt-context
-helpers (`render_context`, `evidence_line`, `estimate_tokens`, `PromptContext`), the
-data model, the errors a component raises, and what commands use (`echo`,
-`open_memory`, `BUNDLED`: the bundles that ship with labile). The other
-kernel modules are the kernel's own business.
+`load_report`, `collect`, `build_registries`: for tools and tests that build
+registries or list plugins), the config helpers (`NoConfig`, `ComponentSpec`,
+`component_field`, `nested_kind`, `runtime_field`, `runtime_only`, `bounded`,
+`upper_bound`), `check_namespace` (the memory's own check of a namespace), the
+prompt-context helpers (`render_context`, `evidence_line`, `estimate_tokens`,
+`PromptContext`), the data model, the errors a component raises, and what
+commands use (`RegisterCommand`, `echo`, `open_memory`, `NotFoundError`,
+`BUNDLED`: the bundles that ship with labile). The other kernel modules are
+the kernel's own business; the hit schema (`labile_io.hits`) is a bundle's
+presentation, not part of this surface.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ from labile._model import (
     superseded,
     utcnow,
 )
-from labile._plugins import BUNDLED, get_plugin_manager
+from labile._plugins import BUNDLED, get_plugin_manager, load_report
 from labile._protocols import (
     Answerer,
     Consolidator,
@@ -146,6 +148,7 @@ __all__ = [
     "collect", "component_field", "cosine", "echo", "edge_id", "embed_queries",
     "estimate_tokens",
     "evidence_line", "get_logger", "get_plugin_manager", "holds_store", "hookimpl",
+    "load_report",
     "nested_kind", "observation_chars", "open_memory", "render_context", "require_namespace",
     "rrf", "runtime_field", "runtime_only", "structure_options", "superseded", "upper_bound",
     "utcnow", "zscores",
