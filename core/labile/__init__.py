@@ -21,7 +21,6 @@ from labile._config import (
     read_toml,
     resolve,
 )
-from labile._context import PromptContext, estimate_tokens
 from labile._errors import (
     ConfigError,
     DuplicateComponentError,
@@ -67,9 +66,9 @@ __all__ = [
     "DuplicateComponentError", "Edge", "Feedback", "HistoryNotErasedWarning", "Hit",
     "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer", "Limits", "Memory",
     "MissingDependencyError", "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport",
-    "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "PromptContext", "Query", "Reach",
+    "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query", "Reach",
     "RetrievalResult", "SchemaError", "SearchResult", "StoreError", "UnknownComponentError",
-    "chunk_observation", "estimate_tokens", "merge_tables",
+    "chunk_observation", "merge_tables",
     "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
