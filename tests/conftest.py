@@ -15,9 +15,9 @@ import pluggy
 import pytest
 from hypothesis import HealthCheck, settings
 
-from labile._logconfig import unconfigure
 from labile._plugins import get_plugin_manager
 from labile._registry import Registries, collect
+from labile_cli.logs import unconfigure
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

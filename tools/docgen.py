@@ -52,9 +52,9 @@ def hooks_markdown(pm: pluggy.PluginManager, examples: Mapping[str, str]) -> str
         examples: Hook name → example code (`split_examples`).
     """
     from labile import _hookspecs as hookspecs
-    from labile._commands import collect_commands
     from labile._kinds import KERNEL_KINDS
     from labile._registry import collect
+    from labile_cli.commands import collect_commands
 
     registries, kinds = collect(pm), {k.name: k for k in KERNEL_KINDS}
     commands = sorted(f"`labile {c.name}` ({c.plugin})" for c in collect_commands(pm) if c.run)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from labile import HIT_SCHEMA
 from labile_http.context import ENDPOINTS, Endpoint, Param
+from labile_io.hits import HIT_SCHEMA
 
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}

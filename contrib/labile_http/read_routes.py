@@ -13,11 +13,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from labile import result_to_dict, source_ids
 from labile_http import views
 from labile_http.context import NAMESPACE, Param, context, endpoint
 from labile_http.errors import ApiError, Params
 from labile_io.graphs import GRAPH_FORMATS, edge_dict, neighbourhood, node_dict, subgraph_of
+from labile_io.hits import result_to_dict, source_ids
 
 _COUNTS = ("observations", "nodes", "visible_nodes", "edges")
 OFFSET = Param(name="offset", type="integer", minimum=0, description="Skip this many.")

@@ -49,8 +49,9 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from labile import InputError, Memory, Observation, PromptContext
+from labile import InputError, Memory, Observation
 from labile_langgraph.values import item_text, matches_filter, speaker_of
+from labile_llm.context import PromptContext, render_context
 
 __all__ = ["DEFAULT_PREFIX", "LabileStore"]
 
@@ -214,12 +215,12 @@ class LabileStore(BaseStore):  # type: ignore[misc,unused-ignore]
                 budget_tokens: int = 1000, style: str = "lines") -> PromptContext:
         """Labile's dated evidence for ``query`` in ``namespace``, ready for a prompt.
 
-        What `labile.RetrievalResult.context` gives: the memories (not the raw
+        What `labile_llm.context.render_context` gives: the memories (not the raw
         items) within ``budget_tokens``, newest first, in ``style``.
         """
         with self._lock:
             result = self.memory.search(query, namespace=self.labile_namespace(namespace), k=k)
-        return result.context(budget_tokens=budget_tokens, style=style)
+        return render_context(result.hits, budget_tokens=budget_tokens, style=style)
 
 
 def _matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:

@@ -12,8 +12,9 @@ only read, and would need the application to store turns itself.
   assistant text message becomes an observation in ``namespace``, with the
   chat's session id;
 * ``aget`` (each turn): labile searches with the latest message's text and
-  returns `labile.RetrievalResult.context` within ``budget_tokens``; the
-  `Memory` puts it in the system prompt (or wherever its template says);
+  returns the prompt context of the hits (`labile_llm.context.render_context`)
+  within ``budget_tokens``; the `Memory` puts it in the system prompt (or
+  wherever its template says);
 * ``atruncate``: when the `Memory` needs room, the same evidence is
   rendered again in fewer tokens (the least relevant entries go first),
   instead of the whole block being dropped.
@@ -29,7 +30,9 @@ from llama_index.core.base.llms.types import ChatMessage, TextBlock
 from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import Field, PrivateAttr, field_validator  # what LlamaIndex's bridge re-exports
 
-from labile import AsyncMemory, Memory, Observation, RetrievalResult, estimate_tokens
+from labile import AsyncMemory, Memory, Observation, RetrievalResult
+from labile_llm.context import render_context
+from labile_llm.tokens import estimate_tokens
 
 __all__ = ["LabileMemoryBlock", "message_text"]
 
@@ -108,11 +111,12 @@ class LabileMemoryBlock(BaseMemoryBlock[str]):  # type: ignore[misc,unused-ignor
         if not query:
             return ""
         self._last = await self._async.search(query, namespace=self.namespace, k=self.k)
-        return self._last.context(budget_tokens=self.budget_tokens, style=self.style).text
+        return render_context(self._last.hits, budget_tokens=self.budget_tokens,
+                              style=self.style).text
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """The last evidence again, ``tokens_to_truncate`` (estimated) tokens smaller."""
         budget = estimate_tokens(content) - tokens_to_truncate
         if self._last is None or budget < 1:
             return None
-        return self._last.context(budget_tokens=budget, style=self.style).text or None
+        return render_context(self._last.hits, budget_tokens=budget, style=self.style).text or None

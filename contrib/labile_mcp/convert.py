@@ -1,6 +1,6 @@
 """Between tool arguments and labile records: chat messages in, observations out.
 
-Search hits leave in the kernel's one hit schema (`labile.result_to_dict`), the
+Search hits leave in the one hit schema (`labile_io.hits.result_to_dict`), the
 same as the CLI's ``search --json`` and the HTTP API.
 
 Pure functions over plain data, so they are tested without a server.

@@ -21,8 +21,9 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 import labile
-from labile import AsyncMemory, result_to_dict, source_ids
+from labile import AsyncMemory
 from labile.plugin import DEFAULT_K, Observation
+from labile_io.hits import result_to_dict, source_ids
 from labile_io.speakers import name_with_stored_async
 from labile_mcp.convert import conflicts_with_stored, messages_to_observations, parse_time
 from labile_mcp.lifecycle import add_lifecycle_tools

@@ -4,7 +4,7 @@
 objects to put in ``Agent(tools=[...])``:
 
 * ``search_memory(query)``: labile's retrieval, returned as dated evidence
-  (`labile.RetrievalResult.context`, ``"markdown"`` style by default: dates
+  (`labile_llm.context.render_context`, ``"markdown"`` style by default: dates
   labelled, each memory's source ids listed);
 * ``remember(text)``: stores one note the agent wants to keep, said by
   ``speaker`` (default ``"assistant"``), now;
@@ -26,6 +26,7 @@ from typing import Any, Final
 from agents import FunctionTool, RunContextWrapper, function_tool
 
 from labile import AsyncMemory, InputError, Memory, Observation
+from labile_llm.context import render_context
 
 __all__ = ["NOTE_ID_PREFIX", "as_async", "memory_tools", "tool_error"]
 
@@ -71,7 +72,7 @@ def memory_tools(
         namespace: Whose memory the tools read and write.
         k: Hits per search.
         budget_tokens: Token budget of a search's answer (see
-            `labile.RetrievalResult.context` for how tokens are estimated).
+            `labile_llm.context.render_context` for how tokens are estimated).
         style: The context style shown to the model.
         speaker: Who the notes stored by ``remember`` are attributed to.
     """
@@ -84,7 +85,7 @@ def memory_tools(
             query: What to look for, in plain words (a question works).
         """
         result = await amem.search(query, namespace=namespace, k=k)
-        context = result.context(budget_tokens=budget_tokens, style=style)
+        context = render_context(result.hits, budget_tokens=budget_tokens, style=style)
         return context.text or "No memories match."
 
     async def remember(text: str) -> str:

@@ -21,7 +21,6 @@ from labile._config import (
     read_toml,
     resolve,
 )
-from labile._context import PromptContext, estimate_tokens
 from labile._errors import (
     ConfigError,
     DuplicateComponentError,
@@ -35,14 +34,6 @@ from labile._errors import (
     SchemaError,
     StoreError,
     UnknownComponentError,
-)
-from labile._hits import (
-    HIT_SCHEMA,
-    hit_to_dict,
-    node_validity,
-    result_to_dict,
-    search_payload,
-    source_ids,
 )
 from labile._limits import MAX_BATCH_CHARS, MAX_OBSERVATION_CHARS, Limits, chunk_observation
 from labile._logconfig import quiet_by_default
@@ -70,16 +61,15 @@ from labile._model import (
 SearchResult = RetrievalResult
 
 __all__ = [
-    "HIT_SCHEMA", "MAX_BATCH_CHARS", "MAX_OBSERVATION_CHARS",
+    "MAX_BATCH_CHARS", "MAX_OBSERVATION_CHARS",
     "AddReport", "Answer", "AsyncMemory", "ConfigError",
     "DuplicateComponentError", "Edge", "Feedback", "HistoryNotErasedWarning", "Hit",
     "InputError", "LLMError", "LLMOutputError", "LabileError", "Layer", "Limits", "Memory",
     "MissingDependencyError", "Node", "NodeFilter", "NodeKind", "Observation", "OperationReport",
-    "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "PromptContext", "Query", "Reach",
+    "Origin", "PipelineConfig", "PluginLoadError", "Predicate", "Query", "Reach",
     "RetrievalResult", "SchemaError", "SearchResult", "StoreError", "UnknownComponentError",
-    "chunk_observation", "estimate_tokens", "hit_to_dict", "merge_tables", "node_validity",
-    "plugins_disabled", "preset_table", "read_toml", "resolve", "result_to_dict",
-    "search_payload", "source_ids",
+    "chunk_observation", "merge_tables",
+    "plugins_disabled", "preset_table", "read_toml", "resolve",
 ]
 
 quiet_by_default()  # quiet: events go to stdlib logging under "labile", unhandled

@@ -9,9 +9,9 @@ wrong. Records are frozen; use `attrs.evolve` to derive a changed copy.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 import numpy as np
@@ -20,9 +20,6 @@ from numpy.typing import NDArray
 
 from labile._errors import InputError
 from labile._validate import check_name, check_text, check_when
-
-if TYPE_CHECKING:
-    from labile._context import PromptContext
 
 Vector = NDArray[np.float32]
 
@@ -458,7 +455,9 @@ class RetrievalResult:
 
     ``hits`` are ranked best first. ``state`` carries atom-private data (the
     plan an LLM planner chose, for instance) that the reconsolidators of the
-    same bundle may read.
+    same bundle may read. The bundles present it: to a model as dated evidence
+    within a token budget (`labile_llm.context.render_context` of the hits),
+    to a program in the ``labile.hit/1`` schema (`labile_io.hits.result_to_dict`).
     """
 
     query: Query
@@ -473,31 +472,6 @@ class RetrievalResult:
     def node_ids(self) -> list[str]:
         """Ids of the hits, best first."""
         return [h.node.id for h in self.hits]
-
-    def context(
-        self,
-        *,
-        budget_tokens: int = 2000,
-        style: str = "lines",
-        count_tokens: Callable[[str], int] | None = None,
-    ) -> PromptContext:
-        """The hits as dated, numbered evidence for a prompt, within ``budget_tokens``.
-
-        ``style`` is ``"lines"`` (compact; what ``llm.answerer`` shows its
-        model), ``"markdown"`` (dates labelled "said"/"about", with sources)
-        or ``"json"``. Tokens are counted with ``count_tokens`` (pass the
-        reading model's tokenizer), by default estimated as about four
-        characters per token. Superseded nodes (``attrs["valid_to"]`` set) are
-        marked. See `labile._context` for the selection and every format.
-
-        Raises:
-            InputError: ``budget_tokens`` is not in [1, 10,000,000] or ``style``
-                is unknown.
-        """
-        from labile._context import render_context
-
-        return render_context(self.hits, budget_tokens=budget_tokens, style=style,
-                             count_tokens=count_tokens)
 
 
 @attrs.frozen(kw_only=True)

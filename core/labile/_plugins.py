@@ -84,17 +84,6 @@ def load_report(pm: pluggy.PluginManager) -> PluginLoad:
     return pm.load if isinstance(pm, LabilePluginManager) else PluginLoad()
 
 
-@attrs.frozen(kw_only=True)
-class PluginInfo:
-    """What ``labile plugins`` lists about one plugin."""
-
-    name: str
-    module: str
-    distribution: str | None
-    version: str | None
-    hooks: tuple[str, ...]
-
-
 def get_plugin_manager(
     *,
     entry_points: bool = True,
@@ -214,23 +203,3 @@ def _labile_version() -> str | None:
         return md.version("labile")
     except md.PackageNotFoundError:
         return None
-
-
-def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
-    """Every registered plugin with its distribution, version and implemented hooks."""
-    dists = load_report(pm).dists
-    out = []
-    for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
-        if plugin is None:
-            continue
-        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or []))
-        dist, version = dists.get(name, ("labile", _labile_version()))
-        module = getattr(plugin, "__name__", type(plugin).__name__)
-        out.append(PluginInfo(name=name, module=module, distribution=dist, version=version,
-                              hooks=hooks))
-    return out
-
-
-def load_errors(pm: pluggy.PluginManager) -> list[PluginLoadError]:
-    """The `PluginLoadError` of every plugin that failed to load."""
-    return list(load_report(pm).errors)

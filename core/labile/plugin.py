@@ -19,14 +19,15 @@ It exports the hook marker and callbacks (`hookimpl`, `Register`,
 `Declare`), the kind declaration (`KindSpec`), the ports every component
 satisfies (the Protocols), what factories receive (`CoreDeps`, `StoreDeps`,
 `Deps`, `Registries`), the plugin system itself (`get_plugin_manager`,
-`collect`, `build_registries`: for tools and tests that build registries),
-the config helpers (`NoConfig`, `ComponentSpec`, `component_field`,
-`nested_kind`, `runtime_field`, `runtime_only`, `bounded`, `upper_bound`),
-`check_namespace` (the memory's own check of a namespace), the prompt-context
-helpers (`render_context`, `evidence_line`, `estimate_tokens`, `PromptContext`), the
-data model, the errors a component raises, and what commands use (`echo`,
-`open_memory`, `BUNDLED`: the bundles that ship with labile). The other
-kernel modules are the kernel's own business.
+`load_report`, `collect`, `build_registries`: for tools and tests that build
+registries or list plugins), the config helpers (`NoConfig`, `ComponentSpec`,
+`component_field`, `nested_kind`, `runtime_field`, `runtime_only`, `bounded`,
+`upper_bound`), `check_namespace` (the memory's own check of a namespace),
+the data model, the errors a component raises, and what commands use
+(`RegisterCommand`, `echo`, `open_memory`, `NotFoundError`, `BUNDLED`: the
+bundles that ship with labile). The other kernel modules are the kernel's own
+business. The prompt context (`labile_llm.context`) and the hit schema
+(`labile_io.hits`) are bundles' presentation, not part of this surface.
 """
 
 from __future__ import annotations
@@ -44,13 +45,6 @@ from labile._commands import (
     require_namespace,
 )
 from labile._config import structure_options
-from labile._context import (
-    PromptContext,
-    TokenCounter,
-    estimate_tokens,
-    evidence_line,
-    render_context,
-)
 from labile._convert import (
     ComponentSpec,
     bounded,
@@ -101,7 +95,7 @@ from labile._model import (
     superseded,
     utcnow,
 )
-from labile._plugins import BUNDLED, get_plugin_manager
+from labile._plugins import BUNDLED, get_plugin_manager, load_report
 from labile._protocols import (
     Answerer,
     Consolidator,
@@ -137,16 +131,15 @@ __all__ = [
     "Expander", "Extractor", "Feedback", "Filter", "ForgetPlan", "Hit", "InputError", "KindSpec",
     "LLMClient", "LLMError", "LLMOutputError", "Layer", "MissingDependencyError", "NoConfig",
     "Node", "NodeFilter", "NodeKind", "NotFoundError", "Observation", "OperationReport",
-    "Origin", "Placement", "Predicate", "PromptContext", "Query", "Reach", "Reconsolidator",
+    "Origin", "Placement", "Predicate", "Query", "Reach", "Reconsolidator",
     "Register", "RegisterCommand", "Registries",
     "RetrievalResult", "RollbackAware", "SchemaError", "Scored", "Seeder", "SharedStore", "Store",
     "StoreDeps", "StoreError",
-    "Subgraph", "TokenCounter", "UsageMeter", "Vector", "add_limit_options",
+    "Subgraph", "UsageMeter", "Vector", "add_limit_options",
     "add_memory_options", "as_known_at", "bounded", "build_registries", "check_namespace",
     "collect", "component_field", "cosine", "echo", "edge_id", "embed_queries",
-    "estimate_tokens",
-    "evidence_line", "get_logger", "get_plugin_manager", "holds_store", "hookimpl",
-    "nested_kind", "observation_chars", "open_memory", "render_context", "require_namespace",
+    "get_logger", "get_plugin_manager", "holds_store", "hookimpl", "load_report",
+    "nested_kind", "observation_chars", "open_memory", "require_namespace",
     "rrf", "runtime_field", "runtime_only", "structure_options", "superseded", "upper_bound",
     "utcnow", "zscores",
 ]

@@ -171,7 +171,7 @@ def _free_port() -> int:
 
 
 def _server_argv(s: HttpBenchSettings, path: str, port: int) -> list[str]:
-    argv = [sys.executable, "-m", "labile.cli", "serve", "http", "--path", path, "-n",
+    argv = [sys.executable, "-m", "labile_cli", "serve", "http", "--path", path, "-n",
             NAMESPACE, "--http", f"127.0.0.1:{port}", "--max-messages", "10"]
     if s.config:
         argv += ["-c", s.config]

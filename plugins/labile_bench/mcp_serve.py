@@ -119,7 +119,7 @@ def _in_process(memory: Memory, s: BenchSettings, questions: list[str]) -> dict[
 
 
 def _server_argv(s: BenchSettings, path: str, port: int) -> list[str]:
-    argv = [sys.executable, "-m", "labile.cli", "serve", "mcp", "--path", path,
+    argv = [sys.executable, "-m", "labile_cli", "serve", "mcp", "--path", path,
             "-n", NAMESPACE, "--http", f"127.0.0.1:{port}"]
     if s.config:
         argv += ["-c", s.config]

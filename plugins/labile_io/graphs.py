@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import attrs
 
-from labile import node_validity
 from labile.plugin import Edge, Node, Store
+from labile_io.hits import node_validity
 
 __all__ = ["GRAPH_FORMATS", "GraphView", "edge_dict", "neighbourhood", "node_dict",
            "subgraph_of"]

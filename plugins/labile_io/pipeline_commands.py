@@ -143,7 +143,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from labile import search_payload
+    from labile_io.hits import search_payload
     from labile_io.render import hit_text
 
     as_of = _as_of(args.as_of)

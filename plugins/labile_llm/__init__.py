@@ -11,7 +11,10 @@ way:
 * `labile_llm.retry`: error classification, retries with backoff and
   client-side rate limits;
 * `labile_llm.cache`: an on-disk reply cache;
-* `labile_llm.tokens`: token counting as litellm does it, offline.
+* `labile_llm.tokens`: token counting as litellm does it, offline;
+* `labile_llm.context`: the prompt context, a search's hits as dated evidence
+  within a token budget (what the answerer shows its model, and what an
+  application bringing its own LLM pastes into its prompt).
 
 As a plugin it registers the ``scripted`` client (`ScriptedLLM`), which
 replays canned replies for tests and demos, and the default answerer

@@ -4,7 +4,7 @@
 runs:
 
 1. ``memory.search(question, namespace=…, k=…, as_of=…)``;
-2. the result's public ``context`` (`labile.RetrievalResult.context`, style
+2. the public prompt context (`labile_llm.context.render_context`, style
    ``"lines"``) turns the hits into numbered, dated evidence lines that fit
    ``budget_tokens``, counted by the answering model's own ``count_tokens``
    when it has one (`token_counter_of`): the most relevant hits are chosen
@@ -35,10 +35,9 @@ from labile.plugin import (
     NoConfig,
     OperationReport,
     RetrievalResult,
-    evidence_line,
     get_logger,
-    render_context,
 )
+from labile_llm.context import evidence_line, render_context
 from labile_llm.tokens import estimate_tokens
 from labile_llm.usage import usage_delta, usage_meters
 
@@ -96,7 +95,7 @@ def _stamp(ts: datetime) -> str:
 
 
 #: One context line, ``[index] (YYYY-MM-DD HH:MM UTC) text``: the public
-#: ``"lines"`` style of `labile.RetrievalResult.context`.
+#: ``"lines"`` style of `labile_llm.context.render_context`.
 format_evidence = evidence_line
 
 
@@ -105,9 +104,9 @@ def build_context(
 ) -> tuple[str, list[str]]:
     """Numbered, dated evidence lines from ``hits`` within ``budget_tokens``.
 
-    The public builder (`labile.RetrievalResult.context`, style ``"lines"``)
+    The public builder (`labile_llm.context.render_context`, style ``"lines"``)
     as ``(text, ids)``: line ``[i]`` is ``ids[i - 1]``. Hits are chosen by
-    relevance, shown newest first; see `labile._context` for the rules.
+    relevance, shown newest first; see `labile_llm.context` for the rules.
 
     Raises:
         InputError: ``budget_tokens`` < 1.
@@ -194,7 +193,7 @@ def answer_question(
     before = [m.snapshot() for m in meters]
     if result is None:
         result = memory.search(question, namespace=namespace, k=k, as_of=as_of)
-    evidence = result.context(budget_tokens=budget_tokens, style="lines",
+    evidence = render_context(result.hits, budget_tokens=budget_tokens, style="lines",
                               count_tokens=count_tokens or token_counter_of(model))
     context, ids = evidence.text, evidence.ids
     prompt = render_answer_prompt(question, context, as_of=result.query.as_of)

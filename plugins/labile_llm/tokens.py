@@ -23,8 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal
 
-# The estimate lives in the kernel: `labile.RetrievalResult.context` measures with it too.
-from labile.plugin import MissingDependencyError, estimate_tokens, get_logger
+from labile.plugin import MissingDependencyError, get_logger
 
 __all__ = [
     "TokenCounter",
@@ -37,6 +36,17 @@ __all__ = [
 log = get_logger(__name__)
 TokenCounter = Callable[[str], int]
 
+
+def estimate_tokens(text: str) -> int:
+    """An offline token estimate: about 4 characters per token, at least one per word.
+
+    What budgets are measured with when the caller has no tokenizer of the
+    model that will read the text (`labile_llm.context.render_context`'s
+    default). Against cl100k on LoCoMo's dev turns it counted 1.11 times the
+    real tokens of the turns, but 0.87 times those of ``"lines"`` evidence
+    (dates and digits tokenize densely): leave headroom.
+    """
+    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 
 
 #: litellm bundles tiktoken files named as tiktoken caches them (SHA-1 of the URL).

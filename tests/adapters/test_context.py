@@ -1,4 +1,4 @@
-"""`RetrievalResult.context`: the public prompt context, its styles, budget and the answerer."""
+"""`labile_llm.context`: the public prompt context, its styles, budget and the answerer."""
 
 from __future__ import annotations
 
@@ -13,18 +13,12 @@ from context_fixture import FIXED_NODES, JUNE, MAY, hits_of, node
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile import (
-    InputError,
-    Memory,
-    PromptContext,
-    Query,
-    RetrievalResult,
-    SearchResult,
-    estimate_tokens,
-)
+from labile import InputError, Memory, Query, RetrievalResult, SearchResult
 from labile._model import Subgraph
 from labile_llm import ScriptedLLM
 from labile_llm.answer import answer_question, build_context
+from labile_llm.context import PromptContext, render_context
+from labile_llm.tokens import estimate_tokens
 
 GOLDEN = json.loads((Path(__file__).parent / "context_golden.json").read_text("utf-8"))
 
@@ -48,7 +42,7 @@ def test_lines_style_is_the_answerers_format_byte_for_byte(case: dict[str, Any])
     hits = hits_of(*[FIXED_NODES[i] for i in case["order"]])
     text, ids = build_context(hits, budget_tokens=case["budget"], count_tokens=estimate_tokens)
     assert (text, ids) == (case["text"], case["ids"])
-    context = result_of(hits).context(budget_tokens=case["budget"])
+    context = render_context(hits, budget_tokens=case["budget"])
     assert (context.text, list(context.ids)) == (case["text"], case["ids"])
     assert context.tokens == estimate_tokens(case["text"]) and context.style == "lines"
 
@@ -60,7 +54,7 @@ def test_the_answerer_shows_its_model_the_public_context() -> None:
         answer = answer_question(memory, "Where did Caroline go?", namespace="u1",
                                  result=result, budget_tokens=60, count_tokens=estimate_tokens,
                                  feedback=False)
-    expected = result.context(budget_tokens=60)
+    expected = render_context(result.hits, budget_tokens=60)
     assert GOLDEN[1]["order"] == [0, 1, 2, 3, 4] and GOLDEN[1]["budget"] == 60
     assert answer.context == expected.text == GOLDEN[1]["text"]
     assert answer.context_ids == expected.ids
@@ -72,7 +66,7 @@ def test_the_answerer_shows_its_model_the_public_context() -> None:
 
 
 def test_markdown_labels_said_and_about_and_lists_sources() -> None:
-    context = result_of(hits_of(*FIXED_NODES[:3])).context(style="markdown")
+    context = render_context(hits_of(*FIXED_NODES[:3]), style="markdown")
     lines = context.text.splitlines()
     # newest first by the time the memory is about
     assert lines[0] == ("1. (said 2023-05-08 13:56 UTC) Caroline went to the LGBTQ support "
@@ -85,12 +79,12 @@ def test_markdown_labels_said_and_about_and_lists_sources() -> None:
 
 
 def test_a_node_without_said_at_is_dated_not_said() -> None:
-    context = result_of(hits_of(node("x", "a turn", start=MAY))).context(style="markdown")
+    context = render_context(hits_of(node("x", "a turn", start=MAY)), style="markdown")
     assert context.text == "1. (dated 2023-05-08 13:56 UTC) a turn"
 
 
 def test_json_style_carries_every_field() -> None:
-    context = result_of(hits_of(*FIXED_NODES[:2])).context(style="json")
+    context = render_context(hits_of(*FIXED_NODES[:2]), style="json")
     entries = json.loads(context.text)
     assert [e["n"] for e in entries] == [1, 2]
     first = entries[1]
@@ -99,20 +93,20 @@ def test_json_style_carries_every_field() -> None:
         "said": JUNE.isoformat(), "about": ["2023-04-01T00:00:00+00:00", JUNE.isoformat()],
         "status": "current", "valid_to": None, "superseded_by": [], "sources": ["D2:1", "D2:2"],
     }
-    assert result_of([]).context(style="json").text == "[]"
+    assert render_context([], style="json").text == "[]"
 
 
 def test_superseded_nodes_are_marked_in_every_style() -> None:
     old = node("old", "Caroline lives in Boston.", start=MAY, valid_to="2023-06-01T09:00:00Z",
                superseded_by=["new"])
     new = node("new", "Caroline lives in Denver.", start=JUNE)
-    result = result_of(hits_of(old, new))
-    lines = result.context().text.splitlines()
+    hits = hits_of(old, new)
+    lines = render_context(hits).text.splitlines()
     assert lines == ["[1] (2023-06-01 09:00 UTC) Caroline lives in Denver.",
                      "[2] (2023-05-08 13:56 UTC) [superseded 2023-06-01] Caroline lives in "
                      "Boston."]
-    assert "; superseded 2023-06-01 09:00 UTC)" in result.context(style="markdown").text
-    entries = {e["id"]: e for e in json.loads(result.context(style="json").text)}
+    assert "; superseded 2023-06-01 09:00 UTC)" in render_context(hits, style="markdown").text
+    entries = {e["id"]: e for e in json.loads(render_context(hits, style="json").text)}
     assert entries["old"]["status"] == "superseded"
     assert entries["old"]["valid_to"] == "2023-06-01T09:00:00+00:00"
     assert entries["old"]["superseded_by"] == ["new"]
@@ -121,7 +115,7 @@ def test_superseded_nodes_are_marked_in_every_style() -> None:
 
 def test_an_unreadable_valid_to_counts_as_current() -> None:
     odd = node("odd", "text", start=MAY, valid_to="not a date")
-    assert "superseded" not in result_of(hits_of(odd)).context().text
+    assert "superseded" not in render_context(hits_of(odd)).text
 
 
 # -- bad input ----------------------------------------------------------------------------
@@ -130,17 +124,17 @@ def test_an_unreadable_valid_to_counts_as_current() -> None:
 @pytest.mark.parametrize("budget", [0, -3, 2.5, True, "100"])
 def test_a_bad_budget_is_refused_by_name(budget: Any) -> None:
     with pytest.raises(InputError, match="budget_tokens must be an integer from 1"):
-        result_of(hits_of(*FIXED_NODES)).context(budget_tokens=budget)
+        render_context(hits_of(*FIXED_NODES), budget_tokens=budget)
 
 
 def test_an_unknown_style_names_the_allowed_ones() -> None:
     with pytest.raises(InputError, match="style must be one of 'lines', 'markdown', 'json'"):
-        result_of([]).context(style="html")
+        render_context([], style="html")
 
 
 def test_search_result_is_the_public_name_and_str_is_the_text() -> None:
     assert SearchResult is RetrievalResult
-    context = result_of(hits_of(*FIXED_NODES)).context(budget_tokens=25)
+    context = render_context(hits_of(*FIXED_NODES), budget_tokens=25)
     assert isinstance(context, PromptContext) and str(context) == context.text
 
 
@@ -159,8 +153,8 @@ def test_context_never_exceeds_its_budget(texts: list[str], budget: int, style: 
     ``tokens`` is its size, each node appears at most once, and json lists the ids."""
     nodes = [node(f"n{i}", t, start=MAY if dated[i] else None, sources=(f"s{i}",),
                   said_at=JUNE.isoformat()) for i, t in enumerate(texts)]
-    context = result_of(hits_of(*nodes)).context(budget_tokens=budget, style=style,
-                                                 count_tokens=counter)
+    context = render_context(hits_of(*nodes), budget_tokens=budget, style=style,
+                             count_tokens=counter)
     assert counter(context.text) <= budget
     assert context.tokens == counter(context.text)
     assert len(set(context.ids)) == len(context.ids) <= len(texts)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from labile import MAX_OBSERVATION_CHARS
-from labile.cli import main
 from labile_bench.bigturn import message, run_bigturn
+from labile_cli import main
 
 
 def test_the_message_has_the_size_asked_and_does_not_change() -> None:

@@ -205,7 +205,7 @@ def test_turns_said_after_the_question_are_picked_out() -> None:
 
 def test_the_command_names_what_is_wrong_with_a_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from labile.cli import main
+    from labile_cli import main
 
     bad = write(tmp_path, conversation(kind="later"))
     code = main(["bench", "change", str(bad), "--preset", "bm25", "--no-progress"])
@@ -215,7 +215,7 @@ def test_the_command_names_what_is_wrong_with_a_file(
 
 def test_the_command_prints_the_table_and_writes_the_summary(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from labile.cli import main
+    from labile_cli import main
 
     data, out = write(tmp_path, conversation()), tmp_path / "summary.json"
     code = main(["bench", "change", str(data), "--preset", "bm25", "--json", str(out),
@@ -226,7 +226,7 @@ def test_the_command_prints_the_table_and_writes_the_summary(
 
 
 def test_the_command_refuses_a_cut_off_below_one(capsys: pytest.CaptureFixture[str]) -> None:
-    from labile.cli import main
+    from labile_cli import main
 
     code = main(["bench", "change", "--preset", "bm25", "--k", "0", "5"])
     assert code != 0 and "--k takes positive cut-offs, got 0 5" in capsys.readouterr().err

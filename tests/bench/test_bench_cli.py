@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from labile._commands import collect_commands
 from labile._plugins import get_plugin_manager
-from labile.cli import main
+from labile_cli import main
+from labile_cli.commands import collect_commands
 
 DATA = Path(__file__).parent / "data"
 

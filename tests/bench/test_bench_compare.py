@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from labile.cli import main
 from labile_bench.compare import compare_logs, format_comparison, sign_test
+from labile_cli import main
 
 
 def _row(index: int, r5: float, sid: str = "c") -> dict:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labile.cli import main
 from labile_bench.transfer import analyse_transfer, format_transfer
+from labile_cli import main
 
 
 def _row(sid: str, gold: list[str], retrieved: list[str], question: str = "q?") -> dict:

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from labile._config import MAX_DEPTH, read_toml, resolve
 from labile._errors import ConfigError
 from labile._registry import Component
-from labile.cli import main, one_line
 from labile.plugin import bounded, upper_bound
 from labile.testing import make_registries
+from labile_cli import main, one_line
 
 _REGISTRIES = make_registries()
 CONFIGURED = [c for c in _REGISTRIES.all()

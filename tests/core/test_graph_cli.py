@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from labile.cli import main
+from labile_cli import main
 
 CONFIG = """\
 preset = "realm"

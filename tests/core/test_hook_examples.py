@@ -11,8 +11,8 @@ import pytest
 from labile import LLMError, Memory
 from labile._plugins import get_plugin_manager
 from labile._registry import collect
-from labile.cli import main
 from labile.testing import observations
+from labile_cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs/plugins/hook_examples.py"
 

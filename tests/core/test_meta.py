@@ -209,7 +209,8 @@ def _import_cycle(package: Path) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("bundle", ["labile_realm", "labile_allmem", "labile_lancedb"])
+@pytest.mark.parametrize("bundle", ["labile_realm", "labile_allmem", "labile_lancedb",
+                                    "labile_cli"])
 def test_a_bundle_has_no_import_cycle_not_even_for_annotations(bundle: str) -> None:
     """A decision's protocol names the records of its implementations, never a host config:
     so no module of the bundle reaches back to itself through its imports, the ones under
@@ -228,7 +229,7 @@ def test_the_cycle_scan_sees_type_checking_imports() -> None:
 
 
 def test_importing_labile_does_not_import_heavy_dependencies() -> None:
-    code = ("import sys, labile, labile._memory, labile.cli\n"
+    code = ("import sys, labile, labile._memory, labile_cli\n"
             "heavy = [m for m in ('litellm', 'lancedb', 'onnxruntime') if m in sys.modules]\n"
             "assert not heavy, heavy")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -246,8 +247,8 @@ def test_sample_third_party_plugin_is_found_by_name() -> None:
 
 
 #: The kernel modules plugins may import: the application API, the plugin-author
-#: surface, the test helpers, the lexical primitives and the command line.
-PUBLIC_KERNEL_MODULES = ("labile", "labile.plugin", "labile.testing", "labile.text", "labile.cli")
+#: surface, the test helpers and the lexical primitives.
+PUBLIC_KERNEL_MODULES = ("labile", "labile.plugin", "labile.testing", "labile.text")
 
 
 def private_kernel_imports(source: str) -> list[tuple[int, str]]:
@@ -312,11 +313,14 @@ def test_every_property_test_states_its_property() -> None:
 #: test helpers and the in-memory reference store with its tokeniser and BM25 (`text/`).
 #: Everything else is mechanism.
 KERNEL_ASSETS = ("_store_contract/", "testing.py", "_memstore.py", "text/")
-#: Code-line budgets of the kernel (see `code_lines`). Issue #29 asked for 3,500 when the
-#: mechanism counted 3,115; the application API added since (the hit schema, prompt context,
-#: size limits, bounded options, exit statuses: 3,817 at the 0.2.0 merges) puts it above that,
-#: so the budget guards growth from here while moving presentation out is still open.
-MECHANISM_BUDGET = 4000
+#: Code-line budgets of the kernel (see `code_lines`). Issue #29 asked for 3,500; the
+#: mechanism grew past it (3,995) with presentation that is no kernel's business, which then
+#: moved out to the bundles that present: the command-line shell (`labile.cli`, the command
+#: table and exit statuses of `labile._commands`, the stderr renderer of `labile._logconfig`,
+#: the plugin listing) to `labile_cli`, the hit schema (`labile._hits`) to `labile_io.hits`,
+#: the prompt context (`labile._context`, `RetrievalResult.context`) to `labile_llm.context`
+#: (3,371 code lines after).
+MECHANISM_BUDGET = 3500
 ASSETS_BUDGET = 1500
 
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
@@ -379,9 +383,9 @@ def test_every_package_ships_py_typed() -> None:
     assert not missing, f"packages without py.typed: {missing}"
 
 
-#: Where a name shared by the application and plugin surfaces may be defined: the records,
-#: the errors and the prompt context are the vocabulary both audiences speak.
-SHARED_VOCABULARY_MODULES = ("labile._model", "labile._errors", "labile._context")
+#: Where a name shared by the application and plugin surfaces may be defined: the records
+#: and the errors are the vocabulary both audiences speak.
+SHARED_VOCABULARY_MODULES = ("labile._model", "labile._errors")
 
 
 def test_each_audience_has_one_import_surface() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from webdriver import free_port
 
-from labile.cli import main
+from labile_cli import main
 
 
 def test_a_public_bind_without_a_token_is_refused(
@@ -52,7 +52,7 @@ def test_the_command_serves_the_api_behind_its_token(tmp_path: Path) -> None:
     env = {**os.environ, "LABILE_HTTP_TOKEN": "t0ken", "PYTHONUNBUFFERED": "1"}
     log = tmp_path / "server.log"
     with open(log, "wb") as err:
-        argv = [sys.executable, "-m", "labile.cli", "serve", "http", "-c", str(cfg), "--path",
+        argv = [sys.executable, "-m", "labile_cli", "serve", "http", "-c", str(cfg), "--path",
                 store, "-n", "maya", "--http", f"127.0.0.1:{port}"]
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:

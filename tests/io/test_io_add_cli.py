@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from labile import Memory
-from labile.cli import main
+from labile_cli import main
 
 HASHING_BM25 = 'preset = "bm25"\n[embedder]\ntype = "hashing"\n'
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from labile.cli import main
+from labile_cli import main
 
 
 def test_the_workers_bench_reports_every_figure(tmp_path: Path,

@@ -153,7 +153,7 @@ def test_a_failed_erase_says_what_stands_in_a_store_error(
 def test_labile_repair_heals_a_store_broken_by_the_old_ordering(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from labile import Memory
-    from labile.cli import main
+    from labile_cli import main
 
     config = tmp_path / "labile.toml"
     config.write_text(f'preset = "bm25"\n[embedder]\ntype = "hashing"\n'

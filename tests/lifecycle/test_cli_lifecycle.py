@@ -11,7 +11,7 @@ import pytest
 from lifecycle_helpers import CHAT
 
 from labile import Memory
-from labile.cli import main
+from labile_cli import main
 
 HASHING_BM25 = 'preset = "bm25"\n[embedder]\ntype = "hashing"\n'
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from labile import AsyncMemory, LLMError, Memory, StoreError
-from labile._commands import DEFAULT_K, EXIT_CODES, HelpFormatter, NotFoundError
-from labile._logconfig import configure
-from labile.cli import build_parser, exit_status, main
-from labile.plugin import InputError
+from labile.plugin import DEFAULT_K, InputError, NotFoundError
+from labile_cli import build_parser, exit_status, main
+from labile_cli.commands import EXIT_CODES, HelpFormatter
+from labile_cli.logs import configure
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = 'preset = "bm25"\n[embedder]\ntype = "hashing"\n'

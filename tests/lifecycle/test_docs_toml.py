@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from extras import ECHO_INSTALL, require_module
-from labile.cli import main
+from labile_cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from lifecycle_helpers import chat
 
 from labile import InputError, Memory
-from labile.cli import main
+from labile_cli import main
 from labile_io.import_checks import MAX_LISTED
 from labile_io.transfer import export_records, import_records
 

@@ -19,7 +19,7 @@ from labile import (
     Observation,
     chunk_observation,
 )
-from labile.cli import main
+from labile_cli import main
 
 T0 = datetime(2024, 3, 1, 9, tzinfo=UTC)
 HASHING_BM25 = 'preset = "bm25"\n[embedder]\ntype = "hashing"\n'

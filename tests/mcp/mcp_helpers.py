@@ -40,7 +40,7 @@ def write_config(directory: Path) -> Path:
 
 def serve_argv(*args: str) -> list[str]:
     """The command line of ``labile serve mcp`` with ``args``."""
-    return [sys.executable, "-m", "labile.cli", *args]
+    return [sys.executable, "-m", "labile_cli", *args]
 
 
 def child_env(**extra: str) -> dict[str, str]:

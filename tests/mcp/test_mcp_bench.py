@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from mcp_helpers import write_config
 
-from labile.cli import main as labile_main
 from labile_bench.mcp_serve import corpus
+from labile_cli import main as labile_main
 
 
 def test_the_corpus_is_deterministic_and_its_questions_name_its_people() -> None:

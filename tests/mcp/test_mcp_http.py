@@ -15,7 +15,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import child_env, free_port, serve_argv, tool_text, wait_for_port, write_config
 
-from labile.cli import main as labile_main
+from labile_cli import main as labile_main
 
 TOKEN = "test-token-9f3b2c"
 SECRET_TEXT = {"alice": "Alice keeps her spare key under the blue flowerpot",

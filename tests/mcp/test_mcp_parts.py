@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile import Hit, InputError, Node, Observation, Reach, hit_to_dict
+from labile import Hit, InputError, Node, Observation, Reach
+from labile_io.hits import hit_to_dict
 from labile_mcp.convert import (
     derive_id,
     messages_to_observations,
@@ -149,7 +150,7 @@ def test_without_the_sdk_the_commands_name_the_extra_to_install(
 ) -> None:
     import importlib.util
 
-    from labile.cli import main as labile_main
+    from labile_cli import main as labile_main
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

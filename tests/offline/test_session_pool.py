@@ -92,7 +92,7 @@ def test_open_close_cycles_keep_memory_flat_with_minilm() -> None:
 
 def test_the_bench_command_reports_growth_after_the_warm_up(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from labile.cli import main
+    from labile_cli import main
 
     assert main(["bench", "cycles", "--cycles", "12", "--every", "6", "--preset", "bm25",
                  "--embedder", "hashing"]) == 0

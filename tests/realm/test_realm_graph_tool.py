@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from labile.cli import main
 from labile_bench.graph import BuiltGraph, sample_edges
+from labile_cli import main
 
 FIXTURE = Path(__file__).resolve().parents[1] / "bench" / "data" / "locomo_tiny.json"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labile.cli import main
+from labile_cli import main
 
 
 def _check(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, str]:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from labile.cli import main
 from labile_bench.crash import run_crash
 from labile_bench.crash_child import OPS
+from labile_cli import main
 
 
 def test_a_killed_writer_leaves_a_store_that_passes_every_check(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_kills_of_erasing_writers_on_s3(tmp_path: Path, op: str) -> None:
     pytest.importorskip("moto.server", reason="pip install 'labile[test]' (moto)")
     out = tmp_path / "crash.json"
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from labile.cli import main; sys.exit(main())",
+        [sys.executable, "-c", "import sys; from labile_cli import main; sys.exit(main())",
          "bench", "crash", "--preset", "bm25", "--op", op, "--trials", "5", "--seed", "11",
          "--s3", "--dir", str(tmp_path / "run"), "--json", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)

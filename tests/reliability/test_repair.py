@@ -14,7 +14,7 @@ from reliability_helpers import graph, turns
 
 from labile import Memory
 from labile._recovery import PENDING_KIND
-from labile.cli import main
+from labile_cli import main
 from labile_llm import ScriptedLLM
 
 DESCRIPTOR = r"Write a search descriptor"

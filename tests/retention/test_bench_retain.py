@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from labile import LabileError
-from labile.cli import main
 from labile_bench.change import load_change
 from labile_bench.change_run import run_change
 from labile_bench.locomo_run import run_locomo
 from labile_bench.retention_run import parse_retain
+from labile_cli import main
 from labile_retention import RetentionPolicy
 
 FAST = {"store": {"type": "memory"}, "embedder": {"type": "hashing"}}

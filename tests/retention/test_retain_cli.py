@@ -9,7 +9,7 @@ import pytest
 from retention_helpers import turns
 
 from labile import Memory
-from labile.cli import main
+from labile_cli import main
 
 CONFIG = 'preset = "bm25"\n[embedder]\ntype = "hashing"\n'
 NOW = "2025-02-04T09:00:00+00:00"

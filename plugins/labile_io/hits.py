@@ -4,7 +4,8 @@ The CLI's ``search --json``, the MCP server's ``search_memory`` tool and the
 HTTP API all render a `RetrievalResult` with `result_to_dict`, so a program
 written against one reads the others. The schema is named in every payload
 (``"schema": "labile.hit/1"``); a change that drops or renames a field bumps
-the number, a new field does not.
+the number, a new field does not. It lives here, with the surfaces, not in
+the kernel: a Python program has the records themselves (`labile.Hit`).
 
 Dates are labelled because a hit has two: ``said`` is when the source turns
 were said (their timestamps), ``about`` the time span the memory is about
@@ -25,7 +26,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from labile._model import Hit, Node, Observation, Reach, RetrievalResult
+from labile.plugin import Hit, Node, Observation, Reach, RetrievalResult
 
 __all__ = [
     "HIT_SCHEMA",
@@ -59,7 +60,7 @@ def node_validity(node: Node) -> dict[str, Any]:
 
 
 def edge_predicate(edge_id: str, src: str | None = None, dst: str | None = None) -> str | None:
-    """The predicate in a canonical edge id ``src|predicate|dst`` (`labile._model.edge_id`).
+    """The predicate in a canonical edge id ``src|predicate|dst`` (`labile.plugin.edge_id`).
 
     With ``src`` and ``dst`` known the split is exact even when ids hold ``|``;
     without them an id of exactly three parts is split; otherwise ``None``.

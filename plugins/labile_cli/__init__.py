@@ -1,12 +1,13 @@
 """The ``labile`` command line: a shell that plugins fill.
 
-The shell owns only ``plugins`` (and the ``inspect`` group); every other
-command (``components``, ``check``, ``search``, ``add``, ``demo``, ``bench …``,
-``inspect …``) comes from a plugin through the ``labile_register_commands``
-hook (see `labile._commands`). Every command works offline on the embedded
-default. Output goes to stdout; logs (structlog) and progress bars go to stderr.
-An error is one line on stderr, and its kind picks the exit status
-(`labile._commands.EXIT_CODES`).
+An application of the kernel like any other: it builds a plugin manager and
+turns every plugin's ``labile_register_commands`` into a sub-command
+(`labile_cli.commands`). The shell owns only ``plugins`` (and the ``inspect``
+group); every other command (``components``, ``check``, ``search``, ``add``,
+``demo``, ``bench …``, ``inspect …``) comes from a plugin. Every command
+works offline on the embedded default. Output goes to stdout; logs
+(`labile_cli.logs`) and progress bars go to stderr. An error is one line on
+stderr, and its kind picks the exit status (`labile_cli.commands.EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -15,25 +16,36 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-from labile._commands import (
+import attrs
+import pluggy
+
+import labile
+from labile import LabileError
+from labile.plugin import (
+    LLMError,
+    NotFoundError,
+    RegisterCommand,
+    StoreError,
+    echo,
+    get_plugin_manager,
+    load_report,
+)
+from labile_cli.commands import (
     EXIT_BUG,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
     HelpFormatter,
-    NotFoundError,
-    RegisterCommand,
     add_commands,
     collect_commands,
-    echo,
 )
-from labile._errors import LabileError, LLMError, StoreError
+from labile_cli.logs import LEVELS, configure
 
-if TYPE_CHECKING:
-    import pluggy
+__all__ = ["PluginInfo", "build_parser", "exit_status", "list_plugins", "main", "one_line",
+           "register_shell_commands"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,8 +60,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _global_options(parser: argparse.ArgumentParser) -> None:
-    from labile._logconfig import LEVELS
-
     parser.add_argument("--log-json", action="store_true", help="log JSON lines to stderr")
     parser.add_argument("--log-level", default="warning", type=str.lower, choices=LEVELS,
                         help="log events at this level and above (default: warning)")
@@ -58,17 +68,15 @@ def _global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse.ArgumentParser:
-    """The argument parser of every command: the kernel's and the plugins'.
+    """The argument parser of every command: the shell's and the plugins'.
 
     Args:
         plugin_manager: Take the plugins' commands from this manager instead
-            of a fresh one (`labile._plugins.get_plugin_manager`).
+            of a fresh one (`labile.plugin.get_plugin_manager`).
 
     Raises:
         DuplicateComponentError: two plugins registered the same command path.
     """
-    from labile._plugins import get_plugin_manager
-
     parser = _Parser(
         prog="labile",
         description="Long-term memory for LLM agents. Every command works offline on the "
@@ -77,7 +85,7 @@ def build_parser(plugin_manager: pluggy.PluginManager | None = None) -> argparse
     _global_options(parser)
     parser.add_argument("--version", action="version", version=f"labile {_version()}")
     pm = plugin_manager if plugin_manager is not None else get_plugin_manager()
-    add_commands(parser, collect_commands(pm, builtin=register_kernel_commands))
+    add_commands(parser, collect_commands(pm, builtin=register_shell_commands))
     return parser
 
 
@@ -88,8 +96,6 @@ def main(
 
     ``plugin_manager`` is passed to `build_parser` (tests add plugins that way).
     """
-    from labile._logconfig import configure
-
     # Logging first: loading the plugins that fill the parser may already log.
     early = _Parser(prog="labile", add_help=False)
     _global_options(early)
@@ -139,12 +145,10 @@ def exit_status(exc: Exception) -> tuple[int, str]:
 
 
 def _version() -> str:
-    import labile
-
     return str(labile.__version__)
 
 
-def register_kernel_commands(register: RegisterCommand) -> None:
+def register_shell_commands(register: RegisterCommand) -> None:
     """The shell's own commands: ``plugins`` (so a broken plugin can always be
     diagnosed), and the ``inspect`` group that bundles fill."""
     register("plugins", run=_cmd_plugins, configure=_opts_plugins,
@@ -157,13 +161,9 @@ def _opts_plugins(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    import attrs
-
-    from labile._plugins import get_plugin_manager, list_plugins, load_errors
-
     pm = get_plugin_manager()
     infos = list_plugins(pm)
-    errors = load_errors(pm)
+    errors = load_report(pm).errors
     if args.json:
         echo(json.dumps({"plugins": [attrs.asdict(i) for i in infos],
                          "errors": [str(e) for e in errors]}, indent=2, default=list))
@@ -178,5 +178,27 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+@attrs.frozen(kw_only=True)
+class PluginInfo:
+    """What ``labile plugins`` lists about one plugin."""
+
+    name: str
+    module: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...]
+
+
+def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    """Every registered plugin with its distribution, version and implemented hooks."""
+    dists = load_report(pm).dists
+    out = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
+        if plugin is None:
+            continue
+        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or []))
+        dist, version = dists.get(name, ("labile", _version()))
+        module = getattr(plugin, "__name__", type(plugin).__name__)
+        out.append(PluginInfo(name=name, module=module, distribution=dist, version=version,
+                              hooks=hooks))
+    return out

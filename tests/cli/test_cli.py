@@ -1,4 +1,4 @@
-"""The command line, run in-process: the kernel's shell, its commands, and plugins' commands."""
+"""The command line, run in-process: the shell, its own commands, and plugins' commands."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pluggy
 import pytest
 
 from extras import ECHO_INSTALL, require_module
-from labile._commands import Commands, RegisterCommand, collect_commands, echo
 from labile._errors import DuplicateComponentError, PluginLoadError
 from labile._hookspecs import hookimpl
-from labile._plugins import get_plugin_manager
-from labile.cli import build_parser, main, register_kernel_commands
+from labile._plugins import ESSENTIALS, get_plugin_manager
+from labile.plugin import RegisterCommand, echo
+from labile_cli import build_parser, list_plugins, main, register_shell_commands
+from labile_cli.commands import Commands, collect_commands
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -31,6 +33,12 @@ def test_plugins_lists_bundles(capsys: pytest.CaptureFixture[str]) -> None:
     names = {p["name"] for p in data["plugins"]}
     assert {"labile._essentials", "baseline", "offline", "lancedb"} <= names
     assert code == (1 if data["errors"] else 0)
+
+
+def test_plugins_listing_has_versions_and_hooks(bundled_pm: pluggy.PluginManager) -> None:
+    by_name = {i.name: i for i in list_plugins(bundled_pm)}
+    assert "labile_register_stores" in by_name[ESSENTIALS].hooks
+    assert "labile_register_embedders" in by_name["offline"].hooks
 
 
 def test_components_shows_options_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:
@@ -234,7 +242,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"    {name} " in out
     assert "bench               benchmarks (atc, bigturn, change, compare, crash," in out
     assert "inspect             diagnostics of a bundle's memory (allmem)" in out
-    commands = collect_commands(get_plugin_manager(), builtin=register_kernel_commands)
+    commands = collect_commands(get_plugin_manager(), builtin=register_shell_commands)
     runnable = [c for c in commands if c.run is not None]
     assert {c.plugin for c in runnable} >= {"labile", "bench", "io", "allmem"}
     for command in runnable:
@@ -242,7 +250,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_group_without_commands_is_not_shown() -> None:
-    """The kernel declares ``inspect``; with no plugin filling it, it is not a command."""
+    """The shell declares ``inspect``; with no plugin filling it, it is not a command."""
     parser = build_parser(_pm())
     with pytest.raises(SystemExit):
         parser.parse_args(["inspect"])
@@ -269,7 +277,7 @@ def test_a_clash_names_both_plugins(first: Clasher, second: Clasher) -> None:
     assert "'one'" in str(info.value) and "'two'" in str(info.value)
 
 
-def test_a_plugin_cannot_take_a_kernel_command(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plugin_cannot_take_a_shell_command(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["plugins"], plugin_manager=_pm(Clasher("plugins")))
     assert code == 2
     err = capsys.readouterr().err

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labile import HIT_SCHEMA, Hit, Node, Observation, Reach, hit_to_dict
-from labile._hits import edge_predicate, node_validity
+from labile import Hit, Node, Observation, Reach
+from labile_io.hits import HIT_SCHEMA, edge_predicate, hit_to_dict, node_validity
 
 SAID = datetime(2024, 5, 2, 9, 30, tzinfo=UTC)
 ABOUT = datetime(2024, 4, 27, tzinfo=UTC)

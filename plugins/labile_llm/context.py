@@ -1,9 +1,14 @@
 """Prompt context from a search: dated evidence within a token budget.
 
-`render_context` is what `RetrievalResult.context` runs, and what the default
-answerer (``llm.answerer``) shows its model. It is public so that an
-application bringing its own LLM gets the same evidence block without
-rebuilding it.
+`render_context` is what the default answerer (``llm.answerer``) shows its
+model. It is public so that an application bringing its own LLM gets the
+same evidence block without rebuilding it::
+
+    result = memory.search("Where does Maya live?", namespace="maya")
+    context = render_context(result.hits, budget_tokens=1500, style="markdown")
+
+Presentation, not mechanism: it lives with the LLM machinery, not in the
+kernel, and reads only the records (`labile.Hit`, `labile.Node`).
 
 Selection is by relevance: hits are taken in rank order and any that no
 longer fits the budget is skipped (a later, shorter one may still fit);
@@ -45,9 +50,8 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
-from labile._errors import InputError
-from labile._model import Hit, Node
-from labile._validate import check_int
+from labile.plugin import Hit, InputError, Node
+from labile_llm.tokens import TokenCounter, estimate_tokens
 
 __all__ = [
     "ContextStyle",
@@ -60,22 +64,10 @@ __all__ = [
 
 ContextStyle = Literal["lines", "markdown", "json"]
 STYLES: Final = get_args(ContextStyle)
-TokenCounter = Callable[[str], int]
 
 _SPACES: Final = re.compile(r"\s+")
 #: The most tokens a context may be asked for (a budget is a prompt's share).
 _MAX_BUDGET: Final = 10_000_000
-
-
-def estimate_tokens(text: str) -> int:
-    """An offline token estimate: about 4 characters per token, at least one per word.
-
-    What budgets are measured with when the caller has no tokenizer of the
-    model that will read the text. Against cl100k on LoCoMo's dev turns it
-    counted 1.11 times the real tokens of the turns, but 0.87 times those of
-    ``"lines"`` evidence (dates and digits tokenize densely): leave headroom.
-    """
-    return max(len(text.split()), (len(text) + 3) // 4) if text else 0
 
 
 @attrs.frozen(kw_only=True)
@@ -229,14 +221,14 @@ def _truncate(entry: Callable[[int, Node, str | None], str], index: int, node: N
 def render_context(
     hits: Sequence[Hit],
     *,
-    budget_tokens: int,
+    budget_tokens: int = 2000,
     style: str = "lines",
     count_tokens: TokenCounter | None = None,
 ) -> PromptContext:
     """Numbered, dated evidence from ``hits`` within ``budget_tokens`` (see the module doc).
 
     Args:
-        hits: Retrieval hits, best first.
+        hits: Retrieval hits, best first (a search's ``result.hits``).
         budget_tokens: The most tokens the rendered text may take (>= 1).
         style: ``"lines"``, ``"markdown"`` or ``"json"``.
         count_tokens: How to count tokens; default `estimate_tokens`. Pass the
@@ -246,7 +238,10 @@ def render_context(
         InputError: ``budget_tokens`` is not an integer in [1, 10,000,000], or
             ``style`` is not one of the three.
     """
-    check_int("budget_tokens", budget_tokens, low=1, high=_MAX_BUDGET)
+    if (isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int)
+            or not 1 <= budget_tokens <= _MAX_BUDGET):
+        raise InputError(f"budget_tokens must be an integer from 1 to {_MAX_BUDGET}, "
+                         f"got {budget_tokens!r}")
     if style not in STYLES:
         raise InputError(f"style must be one of {', '.join(map(repr, STYLES))}, got {style!r}")
     count = count_tokens or estimate_tokens
