@@ -26,6 +26,7 @@ import os
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -114,6 +115,10 @@ class GGUFConfig:
         runtime: ``ggmbed``, ``llama-cpp``, or ``auto`` (ggmbed if installed, else llama-cpp).
         threads: llama.cpp threads.
         batch_size: Texts per forward pass (llama-cpp runtime; ggmbed runs one at a time).
+        memo: Keep the vectors of up to this many texts embedded in this process (per
+            loaded model, most recent kept) and give them again without a forward pass:
+            a rebuild, several stores or presets built from one log, a question asked
+            again. Each costs 4 bytes per model dimension (3 KB for nomic); 0 keeps none.
     """
 
     model: str = runtime_field(default="", validator=attrs.validators.instance_of(str))
@@ -133,14 +138,18 @@ class GGUFConfig:
         default=2, validator=[attrs.validators.instance_of(int), bounded(1, 256)])
     batch_size: int = runtime_field(
         default=8, validator=[attrs.validators.instance_of(int), bounded(1, 512)])
+    memo: int = runtime_field(
+        default=0, validator=[attrs.validators.instance_of(int), bounded(0, 10_000_000)])
 
 
 @attrs.define(eq=False)
 class _Loaded:
-    """A loaded model: ``encode(texts) -> (n, width)`` float32 rows, and its lock."""
+    """A loaded model: ``encode(texts) -> (n, width)`` float32 rows, its lock, and the
+    rows it gave lately (``memo``: prefixed text -> row, oldest first; under ``lock``)."""
 
     encode: Callable[[list[str]], np.ndarray]
     lock: threading.Lock = attrs.field(factory=threading.Lock)
+    memo: OrderedDict[str, np.ndarray] = attrs.field(factory=OrderedDict)
 
 
 class GGUFEmbedder:
@@ -293,15 +302,43 @@ class GGUFEmbedder:
         if not items:
             return out
         loaded = self._ensure_loaded()
+        keys = [prefix + text for text in items]
+        todo = self._from_memo(loaded, keys, out)
         # Texts of similar length share a forward pass, so little of it is padding.
-        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        order = sorted(todo, key=lambda i: len(items[i]))
         step = self.config.batch_size
         for start in range(0, len(order), step):
             idx = order[start : start + step]
             with loaded.lock:
-                rows = loaded.encode([prefix + items[i] for i in idx])
+                rows = loaded.encode([keys[i] for i in idx])
+                self._to_memo(loaded, [keys[i] for i in idx], rows)
             out[idx] = self._finish(rows)
         return out
+
+    def _from_memo(self, loaded: _Loaded, keys: list[str], out: np.ndarray) -> list[int]:
+        """Fill ``out`` from the memo where it can; the indices still to embed."""
+        if self.config.memo <= 0:
+            return list(range(len(keys)))
+        todo: list[int] = []
+        with loaded.lock:
+            for i, key in enumerate(keys):
+                row = loaded.memo.get(key)
+                if row is None:
+                    todo.append(i)
+                else:
+                    loaded.memo.move_to_end(key)
+                    out[i] = self._finish(row[None, :])[0]
+        return todo
+
+    def _to_memo(self, loaded: _Loaded, keys: list[str], rows: np.ndarray) -> None:
+        """Keep ``rows`` (full width, as the model gave them) under ``keys``; caller holds the lock."""
+        if self.config.memo <= 0:
+            return
+        for key, row in zip(keys, np.asarray(rows, dtype=np.float32), strict=True):
+            loaded.memo[key] = row.copy()
+            loaded.memo.move_to_end(key)
+        while len(loaded.memo) > self.config.memo:
+            loaded.memo.popitem(last=False)
 
     def _finish(self, rows: np.ndarray) -> np.ndarray:
         """Truncate to ``dims`` (Matryoshka) and normalise each row to unit length."""

@@ -140,6 +140,34 @@ def test_batches_are_length_sorted_and_rows_keep_their_order(
     assert sum(map(len, model.calls)) == len(texts)
 
 
+@settings(max_examples=40, deadline=None)
+@given(first=st.lists(st.text(max_size=12), max_size=12),
+       second=st.lists(st.text(max_size=12), max_size=12),
+       memo=st.integers(min_value=0, max_value=8), dims=st.sampled_from([WIDTH, 256]))
+def test_the_memo_gives_the_same_vectors_and_skips_what_it_holds(
+    first: list[str], second: list[str], memo: int, dims: int,
+) -> None:
+    """For any two calls: the vectors are those without a memo, and the second call embeds
+    only the texts not among the last ``memo`` distinct texts of the model (the memo is
+    shared by embedders of one loaded model, whatever their ``dims``)."""
+    model = Scripted()
+    loaded = _Loaded(model.encode)
+    plain = _embedder(dims=dims)
+    plain._loaded = _Loaded(Scripted().encode)
+    writer, reader = _embedder(memo=memo), _embedder(memo=memo, dims=dims)
+    writer._loaded = reader._loaded = loaded
+    writer.embed(first)
+    in_order = [t for call in model.calls for t in call]  # as embedded: short to long
+    held = list(dict.fromkeys(reversed(in_order)))[:memo]  # the latest distinct ones
+    model.calls.clear()
+    out = reader.embed(second)
+    np.testing.assert_allclose(out, plain.embed(second), rtol=1e-5, atol=1e-6)
+    embedded = [t for call in model.calls for t in call]
+    assert sorted(embedded) == sorted("search_document: " + t for t in second
+                                      if "search_document: " + t not in held)
+    assert len(loaded.memo) <= memo
+
+
 def test_bad_input_is_refused(scripted: Scripted) -> None:
     emb = _embedder()
     with pytest.raises(TypeError, match="not a single str"):
