@@ -331,7 +331,9 @@ class GGUFEmbedder:
         return todo
 
     def _to_memo(self, loaded: _Loaded, keys: list[str], rows: np.ndarray) -> None:
-        """Keep ``rows`` (full width, as the model gave them) under ``keys``; caller holds the lock."""
+        """Keep ``rows`` (full width, as the model gave them) under ``keys``.
+
+        The caller holds ``loaded.lock``."""
         if self.config.memo <= 0:
             return
         for key, row in zip(keys, np.asarray(rows, dtype=np.float32), strict=True):
