@@ -100,8 +100,9 @@ def read_tense(question: str) -> Tense:
     otherwise a present cue ("now", "currently", "still", "these days", "any
     more") asks about ``now``; a past one ("used to", "did she use to live?",
     "previously", a closing "before") about ``then``; a past time named ("in
-    March", "last year") is ``dated``; a question in the past simple ("What did she buy?") asks about an event
-    (``any``); one with none of these about what holds (``present``).
+    March", "last year") is ``dated``; a question in the past simple ("What did
+    she buy?") asks about an event (``any``); one with none of these about what
+    holds (``present``).
     "before" followed by an event or a date ("before meeting Maria", "the week
     before August 3") locates a time rather than asking for an old value.
     """
