@@ -15,11 +15,15 @@ The JSON summary (``--json``) has a versioned schema (`SCHEMA_VERSION`)::
                                     "stale_first@5", "n", "n_stale"},
                         "by_kind": {"current": {...}, "past": {...}, ...},
                         "ingest_turns_per_s": float, "turns": int, "future_seen": int,
+                        "replaced_nodes": int, "llm_calls_ingest": int,
                         "query_ms": {"p50", "p95"}}}}
 
 A ``PRESET+retain`` run (``--retain``) adds ``"retention": {"policy", "hidden"}``.
 Metrics are percentages; ``stale_first@5`` is defined on current questions
-only (``n_stale`` of them). ``future_seen`` counts the questions whose top ``k``
+only (``n_stale`` of them). ``replaced_nodes`` counts the stored nodes another
+replaced by the end of ingestion (``superseded_by`` set: the record of change),
+``llm_calls_ingest`` the LLM calls ingestion made (0 offline). ``future_seen``
+counts the questions whose top ``k``
 held a turn said after they were asked: a memory searched ``as_of`` a time
 should not know what comes later. The per-question log (``--log-dir``) has the rows
 of ``bench locomo`` (``sample_id`` = conversation, ``index`` = question id,
@@ -102,6 +106,9 @@ def run_preset(
                 memory.add(batch, namespace=conv.id)
                 ingest_s += time.perf_counter() - t0
                 n_turns += len(batch)
+        replaced = sum(1 for conv in conversations for n in memory.store.iter_nodes(conv.id)
+                       if n.superseded_by)
+        llm_calls = memory.usage.totals().calls
         retained = None if retention is None else retain_all(memory, retention, {
             c.id: max(q.asked_at for q in c.questions) for c in conversations if c.questions})
         questions = [(c, q) for c in conversations for q in c.questions]
@@ -136,6 +143,8 @@ def run_preset(
         "ingest_turns_per_s": round(n_turns / max(ingest_s, 1e-9), 1),
         "turns": n_turns,
         "future_seen": future_seen,
+        "replaced_nodes": replaced,
+        "llm_calls_ingest": llm_calls,
         "query_ms": {"p50": round(percentile(query_ms, 50), 3) if query_ms else 0.0,
                      "p95": round(percentile(query_ms, 95), 3) if query_ms else 0.0},
     })
@@ -228,6 +237,11 @@ def format_table(summary: dict[str, Any]) -> str:
         f"{presets[n]['ingest_turns_per_s']:>{width}.1f}" for n in names))
     lines.append(f"{'questions seeing future':<26}" + "".join(
         f"{presets[n].get('future_seen', 0):>{width}}" for n in names))
+    lines.append(f"{'nodes replaced (ingest)':<26}" + "".join(
+        f"{presets[n].get('replaced_nodes', 0):>{width}}" for n in names))
+    if any(presets[n].get("llm_calls_ingest") for n in names):
+        lines.append(f"{'llm calls (ingest)':<26}" + "".join(
+            f"{presets[n].get('llm_calls_ingest', 0):>{width}}" for n in names))
     lines.append(f"{'query_ms p50':<26}" + "".join(
         f"{presets[n]['query_ms']['p50']:>{width}.2f}" for n in names))
     return "\n".join(lines)

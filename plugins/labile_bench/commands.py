@@ -187,6 +187,11 @@ def change_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-dir", help="write per-question JSONL logs here (change-PRESET.jsonl)")
     p.add_argument("--store-dir", help="keep the stores here (default: a temp dir)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--limit-conversations", type=int, default=None, metavar="N",
+                   help="only the first N conversations (by id)")
+    p.add_argument("--llm", metavar="TYPE[:key=value,...]",
+                   help="the llm of every preset (a preset with LLM decisions, such as "
+                        "realm-llm, then decides with it), e.g. 'llamacpp:n_threads=2'")
     from labile_bench.retention_run import add_retain_option
 
     add_retain_option(p)
@@ -202,14 +207,24 @@ def run_change_command(args: argparse.Namespace) -> int:
     from labile_bench.retention_run import parse_retain
 
     retention = parse_retain(args.retain)
+    if args.limit_conversations is not None and args.limit_conversations < 1:
+        raise LabileError(f"--limit-conversations takes a positive count, got "
+                          f"{args.limit_conversations}")
     try:
         conversations = load_change(args.paths or None)
     except (ValueError, OSError) as exc:
         raise LabileError(f"bench change: {exc}") from None
+    if args.limit_conversations is not None:
+        conversations = conversations[: args.limit_conversations]
+    overrides = None
+    if args.llm:
+        from labile_bench.llm_spec import parse_llm_spec
+
+        overrides = {"llm": parse_llm_spec(args.llm)}
     summary = run_change(
         args.preset, conversations,
         dataset=", ".join(args.paths) if args.paths else "labile_bench/data/change",
-        ks=args.k, store_dir=args.store_dir, log_dir=args.log_dir,
+        ks=args.k, store_dir=args.store_dir, log_dir=args.log_dir, config_overrides=overrides,
         show_progress=False if args.no_progress else None, retention=retention)
     echo(f"change: {summary['conversations']} conversations, "
          f"{summary['questions']} questions ({summary['dataset']})")

@@ -230,3 +230,32 @@ def test_the_command_refuses_a_cut_off_below_one(capsys: pytest.CaptureFixture[s
 
     code = main(["bench", "change", "--preset", "bm25", "--k", "0", "5"])
     assert code != 0 and "--k takes positive cut-offs, got 0 5" in capsys.readouterr().err
+
+
+def test_the_summary_counts_the_replaced_nodes_and_the_llm_calls(tmp_path: Path) -> None:
+    """``realm`` records the move (the Lisbon turn replaced), ``bm25`` records no change;
+    neither calls a model offline."""
+    doc = conversation()
+    doc["sessions"][1]["turns"][0]["text"] = "We moved to Porto! The new house has a garden."
+    data = load_change([write(tmp_path, doc)])
+    summary = run_change(["realm", "bm25"], data, config_overrides=FAST, show_progress=False)
+    realm, bm25 = summary["presets"]["realm"], summary["presets"]["bm25"]
+    assert realm["replaced_nodes"] >= 1 and bm25["replaced_nodes"] == 0
+    assert realm["llm_calls_ingest"] == 0 == bm25["llm_calls_ingest"]
+    assert "nodes replaced (ingest)" in format_table(summary)
+
+
+def test_the_command_limits_the_conversations_and_puts_the_llm_in_every_preset(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from labile_cli import main
+
+    write(tmp_path, conversation())
+    write(tmp_path, {**conversation(id="bea-q1"), "id": "bea"}, "bea.json")
+    out = tmp_path / "summary.json"
+    code = main(["bench", "change", str(tmp_path), "--preset", "bm25", "--limit-conversations",
+                 "1", "--llm", "scripted", "--json", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["conversations"] == 1
+    code = main(["bench", "change", "--preset", "bm25", "--limit-conversations", "0"])
+    assert code != 0 and "--limit-conversations takes a positive count, got 0" \
+        in capsys.readouterr().err
