@@ -20,8 +20,8 @@ kinds are declared in `labile._kinds.KERNEL_KINDS`, a bundle's in its
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -30,6 +30,7 @@ from labile._kinds import KERNEL_KINDS, KindSpec
 if TYPE_CHECKING:
     from labile._commands import RegisterCommand
     from labile._kinds import Declare
+    from labile._model import Hit
     from labile._registry import Register
 
 _spec = pluggy.HookspecMarker("labile")
@@ -95,4 +96,22 @@ def labile_register_commands(register: RegisterCommand) -> None:
     another plugin has a group (or the reverse), raises
     `DuplicateComponentError` naming both plugins; the commands of a plugin
     that is blocked or failed to load simply do not appear.
+    """
+
+
+# -- presentation: not a component kind; called by `RetrievalResult.context` -----------
+
+
+@_spec(firstresult=True)
+def labile_render_context(hits: Sequence[Hit], options: dict[str, Any]) -> Any:
+    """Render search hits as evidence for a prompt: what `RetrievalResult.context` returns.
+
+    ``hits`` are a search's hits, best first; ``options`` are the keyword arguments
+    the application passed to ``result.context(...)`` (for the shipped renderer,
+    `labile_llm.context.render_context`: ``budget_tokens``, ``style``,
+    ``count_tokens``). Return the rendered context, or ``None`` to leave it to
+    another plugin; the first result that is not ``None`` wins, so a plugin that
+    renders its own format should check an option of its own (``style``) and
+    return ``None`` otherwise. Raise `labile.plugin.InputError` for a bad option.
+    The kernel renders nothing itself: with no renderer, ``context`` raises.
     """

@@ -321,6 +321,7 @@ class Memory:
             query=q, hits=tuple(hits), subgraph=Subgraph(node_ids=tuple(ids), edges=edges),
             trace=tuple(trace), embed_ms=embed_ms,
             total_ms=(time.perf_counter() - t0) * 1000, state=state,
+            renderer=self.registries.render_context,
         )
 
     def _timed(self, trace: list[TraceStep], name: str, stage: str, n_in: int,

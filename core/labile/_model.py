@@ -9,7 +9,7 @@ wrong. Records are frozen; use `attrs.evolve` to derive a changed copy.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -456,8 +456,10 @@ class RetrievalResult:
     ``hits`` are ranked best first. ``state`` carries atom-private data (the
     plan an LLM planner chose, for instance) that the reconsolidators of the
     same bundle may read. The bundles present it: to a model as dated evidence
-    within a token budget (`labile_llm.context.render_context` of the hits),
-    to a program in the ``labile.hit/1`` schema (`labile_io.hits.result_to_dict`).
+    within a token budget (:meth:`context`, rendered by a plugin), to a program
+    in the ``labile.hit/1`` schema (`labile_io.hits.result_to_dict`).
+    ``renderer`` is the plugins' ``labile_render_context`` hook, set by
+    ``Memory.search``.
     """
 
     query: Query
@@ -467,11 +469,32 @@ class RetrievalResult:
     embed_ms: float = 0.0
     total_ms: float = 0.0
     state: dict[str, Any] = attrs.field(factory=dict, eq=False)
+    renderer: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def node_ids(self) -> list[str]:
         """Ids of the hits, best first."""
         return [h.node.id for h in self.hits]
+
+    def context(self, **options: Any) -> Any:
+        """The hits as dated, numbered evidence for a prompt, within a token budget.
+
+        Rendered by the plugin that implements ``labile_render_context``: the
+        shipped one (`labile_llm.context.render_context`) takes ``budget_tokens``
+        (default 2000), ``style`` (``"lines"``, ``"markdown"`` or ``"json"``) and
+        ``count_tokens``, and returns a ``PromptContext`` (``.text``, ``.ids``,
+        ``.tokens``). See docs/adapters/context.md.
+
+        Raises:
+            InputError: a bad option (the renderer names what is allowed), or no
+                plugin renders context (the ``labile_llm`` bundle is disabled).
+        """
+        rendered = (self.renderer(hits=self.hits, options=options)
+                    if self.renderer is not None else None)
+        if rendered is None:
+            raise InputError("no plugin renders prompt context: the labile_llm bundle "
+                             "does; is it disabled (LABILE_DISABLE_PLUGINS)?")
+        return rendered
 
 
 @attrs.frozen(kw_only=True)

@@ -167,6 +167,8 @@ class Registries:
     def __init__(self, kinds: KindTable | None = None) -> None:
         self.kinds = kinds if kinds is not None else KindTable()
         self.by_kind: dict[str, Registry[Any]] = {k.name: Registry(k) for k in self.kinds}
+        #: The plugins' ``labile_render_context`` hook (`RetrievalResult.context`).
+        self.render_context: Callable[..., Any] | None = None
 
     def __getitem__(self, kind: str) -> Registry[Any]:
         try:
@@ -217,6 +219,7 @@ def collect(pm: pluggy.PluginManager) -> Registries:
     from labile._plugins import declare_kinds, load_report
 
     registries = Registries(declare_kinds(pm))
+    registries.render_context = pm.hook.labile_render_context
     load_errors = list(load_report(pm).errors)
     for kind in registries.kinds:
         registry = registries[kind.name]

@@ -344,6 +344,18 @@ def labile_register_answerers(register: Register) -> None:
     register("acme.best_hit", BestHit, summary="the best hit's text")
 
 
+# --- labile_render_context
+
+
+@hookimpl
+def labile_render_context(hits: Sequence[Hit], options: dict[str, Any]) -> str | None:
+    """``result.context(style="bullets")``: one bullet per hit; other styles are left
+    to the shipped renderer (returning None passes the call on)."""
+    if options.get("style") != "bullets":
+        return None
+    return "\n".join(f"- {h.node.content}" for h in hits)
+
+
 # --- labile_register_forget_handlers
 
 

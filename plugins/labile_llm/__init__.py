@@ -17,16 +17,21 @@ way:
   application bringing its own LLM pastes into its prompt).
 
 As a plugin it registers the ``scripted`` client (`ScriptedLLM`), which
-replays canned replies for tests and demos, and the default answerer
-``llm.answerer`` (`labile_llm.answer`). The kernel keeps only the
+replays canned replies for tests and demos, the default answerer
+``llm.answerer`` (`labile_llm.answer`), and renders ``RetrievalResult.context``
+(the ``labile_render_context`` hook). The kernel keeps only the
 contract (`labile._protocols.LLMClient`), the ``none`` client and the usage
 meter; ``labile_litellm`` is the hosted/local client built on this package.
 """
 
 from __future__ import annotations
 
-from labile.plugin import Register, hookimpl
+from collections.abc import Sequence
+from typing import Any
+
+from labile.plugin import Hit, Register, hookimpl
 from labile_llm.answer import LLMAnswerer
+from labile_llm.context import PromptContext, render_context
 from labile_llm.json_completion import JSONCompletion, extract_json
 from labile_llm.scripted import ScriptedLLM, ScriptedLLMConfig
 
@@ -38,6 +43,12 @@ def labile_register_llms(register: Register) -> None:
     """Register ``scripted``."""
     register("scripted", ScriptedLLM, config=ScriptedLLMConfig,
              summary="replays canned replies; for tests and demos")
+
+
+@hookimpl
+def labile_render_context(hits: Sequence[Hit], options: dict[str, Any]) -> PromptContext:
+    """``RetrievalResult.context(...)``: `labile_llm.context.render_context` of the hits."""
+    return render_context(hits, **options)
 
 
 @hookimpl

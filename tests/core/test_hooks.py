@@ -311,3 +311,29 @@ def test_hook_labile_register_presets() -> None:
 
     with Memory.open({"preset": "t.tiny"}, plugin_manager=get_plugin_manager(extra=[P()])) as m:
         assert m.config.preset == "t.tiny" and m.config.store.type == "memory"
+
+
+def test_hook_labile_render_context() -> None:
+    """``result.context(...)`` is the plugins' rendering: a plugin's own style first, the
+    shipped renderer (labile_llm) for the rest, and without any renderer a clear error."""
+
+    class P:
+        @hookimpl
+        def labile_render_context(self, hits: Sequence[Hit], options: dict[str, Any]) -> Any:
+            if options.get("style") != "bullets":
+                return None
+            return "\n".join(f"- {h.node.content}" for h in hits)
+
+    with memory_with(P()) as memory:
+        memory.add(observations(["a red apple", "a blue car"]), namespace="n")
+        result = memory.search("apple", namespace="n", k=2)
+        assert result.context(style="bullets").splitlines()[0].endswith("a red apple")
+        shipped = result.context(budget_tokens=200)
+        assert "a red apple" in shipped.text and shipped.ids[0] == "o1" and shipped.tokens > 0
+        with pytest.raises(Exception, match="style"):
+            result.context(style="haiku")
+    without_llm = get_plugin_manager(block=["llm"])
+    with Memory.open(BASE, plugin_manager=without_llm) as memory:
+        memory.add(observations(["a red apple"]), namespace="n")
+        with pytest.raises(Exception, match="no plugin renders prompt context"):
+            memory.search("apple", namespace="n", k=1).context()

@@ -318,8 +318,8 @@ KERNEL_ASSETS = ("_store_contract/", "testing.py", "_memstore.py", "text/")
 #: moved out to the bundles that present: the command-line shell (`labile.cli`, the command
 #: table and exit statuses of `labile._commands`, the stderr renderer of `labile._logconfig`,
 #: the plugin listing) to `labile_cli`, the hit schema (`labile._hits`) to `labile_io.hits`,
-#: the prompt context (`labile._context`, `RetrievalResult.context`) to `labile_llm.context`
-#: (3,371 code lines after).
+#: the prompt context (`labile._context`) to `labile_llm.context`, which renders
+#: `RetrievalResult.context` through the `labile_render_context` hook (3,388 code lines after).
 MECHANISM_BUDGET = 3500
 ASSETS_BUDGET = 1500
 

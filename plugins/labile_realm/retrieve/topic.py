@@ -48,7 +48,14 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("work", r"\b(?:job|jobs|work|works|working|worked|hired|offer|role|position|promot\w+|"
              r"manager|company|firm|office|boss|colleagues?|co-?workers?|shifts?|career|"
              r"quit|notice|resign\w*|laid\s+off|intern\w*|salary|interview\w*|clients?|"
-             r"employer|startup|contract|team\s+lead|lead)\b"),
+             r"employer|startup|contract|team\s+lead|lead)\b|"
+             # "I'm now a data analyst at Acme", "as a junior planner": an occupation
+             r"\b(?:a|an)\s+(?:\w+\s+){0,2}(?:analyst|engineer|developer|programmer|designer|"
+             r"nurse|teacher|manager|planner|consultant|lawyer|doctor|accountant|"
+             r"illustrator|writer|researcher|scientist|intern|barista|chef|cook|architect|"
+             r"editor|director|officer|technician|specialist|coordinator|administrator|"
+             r"associate|trainee|apprentice|paramedic|pharmacist|therapist|counsel+or|"
+             r"electrician|plumber|mechanic|driver|clerk|cashier|professor|lecturer)\b"),
     ("diet", r"\b(?:eat|eats|eating|ate|diet|vegetarian|vegan|pescatarian|meat|fish|"
              r"dairy|cook\w*|meals?|food)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
