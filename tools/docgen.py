@@ -27,6 +27,7 @@ HOOK_STEPS: Final = (
     ("The schema: checked on every write", ("node_kind", "predicate")),
     ("Writing: `Memory.add`", ("extractor",)),
     ("Searching: `Memory.search`", ("seeder", "expander", "filter")),
+    ("Presenting: `RetrievalResult.context`", ("labile_render_context",)),
     ("Learning: `Memory.feedback`, `Memory.consolidate`", ("reconsolidator", "consolidator")),
     ("Answering: `Memory.answer`", ("answerer",)),
     ("Forgetting: `Memory.forget`", ("forget_handler",)),
