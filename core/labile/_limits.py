@@ -171,12 +171,6 @@ def chunk_observation(obs: Observation, max_chars: int) -> list[Observation]:
     return parts
 
 
-def chunk_all(observations: Iterable[Observation], max_chars: int) -> Iterator[Observation]:
-    """Every observation, long ones replaced by their parts (`chunk_observation`)."""
-    for obs in observations:
-        yield from chunk_observation(obs, max_chars)
-
-
 def _cuts(text: str, max_chars: int) -> Iterator[tuple[int, int]]:
     start = 0
     while start < len(text):
