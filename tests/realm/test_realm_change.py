@@ -330,6 +330,7 @@ def test_known_at_drops_what_was_learned_later() -> None:
     ("What did Ann do before meeting Bo?", "any"),
     # the date of a plan as it stands now
     ("When is Ann flying to Japan?", "planned"), ("When will Ann start the new job?", "planned"),
+    ("What is Ann doing in September?", "planned"), ("What happened to Ann in 2022?", "dated"),
 ])
 def test_the_tense_of_a_question(question: str, tense: str) -> None:
     from labile_realm.retrieve.validity import read_tense

@@ -43,7 +43,8 @@ __all__ = ["Tense", "demote_questions", "order_by_validity", "read_tense", "rece
 #: ``now``: the question says it wants the present ("now", "still", "these days");
 #: ``present``: it asks in the present tense without saying so; ``then``: the past
 #: ("used to", "before"); ``dated``: a past time it names ("in 2022", "last year");
-#: ``planned``: the date of a plan as it stands ("When is she flying to Japan?");
+#: ``planned``: a plan as it stands ("When is she flying to Japan?", "What is she doing
+#: in September?");
 #: ``any``: a time, a change or a past event.
 Tense = Literal["now", "planned", "present", "then", "dated", "any"]
 
@@ -84,6 +85,11 @@ _WHEN: Final = re.compile(
 #: "When is she running Chicago?", "When will he leave?": the date a plan holds now,
 #: which a later message may have moved ("we're pushing it to April").
 _WHEN_PLANNED: Final = re.compile(r"\bwhen\s+(?:is|are|will|does|do)\b", re.IGNORECASE)
+#: Cues that a question about a named time looks back: "ago", "last year", or a past
+#: verb right after the question word ("What happened in 2022?", "Who visited in May?").
+_AGO: Final = re.compile(r"\b(?:ago|last\s+(?:year|month|spring|summer|fall|autumn|winter))\b|"
+                         r"^\s*(?:what|who|where|which|how)\s+(?:\w+\s+)?\w+ed\b",
+                         re.IGNORECASE)
 #: A question in the past simple ("What did she buy?") asks about an event, not a value.
 _PAST_EVENT: Final = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 _LIFT: Final = 1e-6
@@ -99,10 +105,12 @@ def read_tense(question: str) -> Tense:
     ("when", "how long", "since", "changed") asks about both values (``any``);
     otherwise a present cue ("now", "currently", "still", "these days", "any
     more") asks about ``now``; a past one ("used to", "did she use to live?",
-    "previously", a closing "before") about ``then``; a past time named ("in
-    March", "last year") is ``dated``; a question in the past simple ("What did
-    she buy?") asks about an event (``any``); one with none of these about what
-    holds (``present``).
+    "previously", a closing "before") about ``then``; a time named ("in
+    March", "last year") is ``dated`` in a question that looks back (a past
+    verb, "ago", "last …") and ``planned`` otherwise ("What is she doing in
+    September?"); a question in the past simple ("What did she buy?") asks
+    about an event (``any``); one with none of these about what holds
+    (``present``).
     "before" followed by an event or a date ("before meeting Maria", "the week
     before August 3") locates a time rather than asking for an old value.
     """
@@ -115,7 +123,9 @@ def read_tense(question: str) -> Tense:
     if _THEN.search(question):
         return "then"
     if _DATED.search(question):
-        return "dated"
+        # "What did she do in May?" looks back; "What is she doing in September?" asks
+        # for a plan, which a later message may have changed ("I'll do the tour instead").
+        return "dated" if _PAST_EVENT.search(question) or _AGO.search(question) else "planned"
     if _PAST_EVENT.search(question):
         return "any"
     return "present"
