@@ -75,16 +75,23 @@ def test_check_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "config file not found" in err
 
 
-def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _violin_log(tmp_path: Path, second: tuple[str, str, str]) -> tuple[Path, Path, str]:
+    """A two-turn log (the violin lesson, then ``second`` = text, time, speaker), a bm25
+    config on the hashing embedder, and a store path: ``(data, cfg, store)``."""
+    text, when, speaker = second
     data = tmp_path / "obs.jsonl"
     data.write_text(
         json.dumps({"id": "a1", "text": "My violin lesson is on Friday",
                     "timestamp": "2024-02-01T10:00:00+00:00", "speaker": "Ana"}) + "\n"
-        + json.dumps({"id": "a2", "text": "The garden needs water",
-                      "timestamp": "2024-02-01T10:05:00+00:00", "speaker": "Ben"}) + "\n")
+        + json.dumps({"id": "a2", "text": text, "timestamp": when, "speaker": speaker}) + "\n")
     cfg = tmp_path / "m.toml"
     cfg.write_text('preset = "bm25"\n[embedder]\ntype = "hashing"\n')
-    store = str(tmp_path / "store")
+    return data, cfg, str(tmp_path / "store")
+
+
+def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, cfg, store = _violin_log(
+        tmp_path, ("The garden needs water", "2024-02-01T10:05:00+00:00", "Ben"))
     code, out, _ = run(capsys, "add", "-c", str(cfg), "--path", store, "-n", "u", str(data))
     assert code == 0 and "added 2" in out
     code, out, _ = run(capsys, "add", "-c", str(cfg), "--path", store, "-n", "u", str(data))
@@ -97,15 +104,8 @@ def test_add_search_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_search_as_of_sees_the_memory_as_it_was_known_then(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    data = tmp_path / "obs.jsonl"
-    data.write_text(
-        json.dumps({"id": "a1", "text": "My violin lesson is on Friday",
-                    "timestamp": "2024-02-01T10:00:00+00:00", "speaker": "Ana"}) + "\n"
-        + json.dumps({"id": "a2", "text": "My violin lesson moved to Monday",
-                      "timestamp": "2024-03-01T10:00:00+00:00", "speaker": "Ana"}) + "\n")
-    cfg = tmp_path / "m.toml"
-    cfg.write_text('preset = "bm25"\n[embedder]\ntype = "hashing"\n')
-    store = str(tmp_path / "store")
+    data, cfg, store = _violin_log(
+        tmp_path, ("My violin lesson moved to Monday", "2024-03-01T10:00:00+00:00", "Ana"))
     run(capsys, "add", "-c", str(cfg), "--path", store, "-n", "u", str(data))
     base = ("search", "-c", str(cfg), "--path", store, "-n", "u", "--json")
     code, out, _ = run(capsys, *base, "violin")
