@@ -71,8 +71,15 @@ def _memory(llm: ScriptedLLM, **units: Any) -> Memory:
 
 
 def _sources_by_name(memory: Memory) -> dict[str, tuple[str, ...]]:
+    """The events the model gave, by name (not the turns kept as they were)."""
     return {str(n.attrs.get("name")): n.sources for n in memory.store.iter_nodes("u")
-            if n.kind == EVENT and n.attrs.get("name")}
+            if n.kind == EVENT and n.attrs.get("name") and not n.attrs.get("turn_fallback")}
+
+
+def _kept_as_said(memory: Memory) -> list[str]:
+    """The turns whose reply was unusable, kept as their own event (`turn_only`)."""
+    return sorted(n.sources[0] for n in memory.store.iter_nodes("u")
+                  if n.kind == EVENT and n.attrs.get("turn_fallback"))
 
 
 def _counts(memory: Memory) -> dict[str, int]:
@@ -144,12 +151,13 @@ def test_an_invented_turn_fails_the_batch_and_the_halves_are_asked() -> None:
         assert report.details["realm"]["llm_failures"] == {}
 
 
-def test_malformed_replies_lose_the_turns_but_never_the_observations() -> None:
+def test_malformed_replies_keep_the_turns_as_said_and_every_observation() -> None:
     llm = ScriptedLLM(rules=[(BATCH, ScriptedLLM.malformed()),
                              (SINGLE, ScriptedLLM.malformed())])
     with _memory(llm) as memory:
         memory.add(_observations(), namespace="u")
         assert _sources_by_name(memory) == {}
+        assert _kept_as_said(memory) == ["D1:1", "D1:3", "D1:4"]
         counts = _counts(memory)
         assert counts["batch_turn_failed"] == 3 and counts["batch_split"] == 2
         assert len(list(memory.store.iter_observations("u"))) == 4
@@ -301,6 +309,7 @@ def test_a_re_asked_turn_that_fails_loses_only_its_own_units() -> None:
         assert report.details["realm"]["llm_failures"] == {"extract": 1}  # turn 3, in the report
         counts = _counts(memory)
         assert counts["batch_reply_cut_salvaged"] == 1 and counts["batch_turn_failed"] == 1
+        assert _kept_as_said(memory) == ["D1:4"]  # turn 3 stays findable as it was said
 
 
 def test_a_reply_cut_before_any_unit_closed_is_halved() -> None:

@@ -71,12 +71,20 @@ def test_llm_units_become_nodes_with_sources_and_summary() -> None:
     reply({"units": [EVENT_UNIT]}),  # no summary
 ])
 def test_bad_extraction_is_rejected_and_counted(bad: str) -> None:
+    """Nothing the model said is kept; the turn itself is, as its event (findable, and
+    read by the offline rules), so an unusable reply loses no evidence."""
     llm = ScriptedLLM(rules=[(EXTRACT, bad), (NODE, ADD), (EDGE, NO_EDGES)])
     mem = _memory(llm)
-    report = mem.add(_turn(), namespace="u")
+    turn = _turn()
+    report = mem.add(turn, namespace="u")
     assert report.details["realm"]["llm_failures"] == {"extract": 1}
-    assert mem.store.count_nodes("u") == 0
+    nodes = list(mem.store.iter_nodes("u"))
+    events = [n for n in nodes if n.kind == EVENT]
+    assert len(events) == 1 and events[0].attrs["turn_fallback"] is True
+    assert events[0].content == turn[0].text and events[0].sources == ("D1:1",)
+    assert not [n for n in nodes if n.kind in (FACT, ENTITY)]
     assert [o.id for o in mem.store.iter_observations("u")] == ["D1:1"]
+    assert [h.node.id for h in mem.search("dog", namespace="u", k=3).hits][:1] == [events[0].id]
 
 
 def test_node_decision_with_unknown_target_is_rejected() -> None:

@@ -94,6 +94,28 @@ class Extraction:
     failed: bool = False
 
 
+def turn_event(obs: Observation) -> Unit:
+    """The turn itself as an event unit: its words, speaker and time, nothing read into it.
+
+    For a turn an LLM extractor gave no event, or whose reply was unusable: the turn
+    stays findable, and the rules that read a turn (a change told in it) still see it.
+    """
+    name = " ".join(obs.text.split()[:6])
+    return Unit(
+        kind=EVENT, key=f"{EVENT}|{obs.id}|turn", name=name, content=obs.text,
+        description=f"{obs.speaker}: {obs.text} (told on {date_phrase(obs.timestamp)})",
+        keywords=(), time_start=obs.timestamp, time_end=obs.timestamp, sources=(obs.id,),
+        attrs={"name": name, "session": obs.session, "speaker": obs.speaker,
+               "said_at": obs.timestamp.isoformat(), "participants": [],
+               "description": obs.text, "time": obs.timestamp.isoformat(),
+               "turn_fallback": True})
+
+
+def turn_only(obs: Observation, *, failed: bool = False) -> Extraction:
+    """An extraction holding only `turn_event` (``failed`` as the extractor reports it)."""
+    return Extraction(units=[turn_event(obs)], failed=failed)
+
+
 def date_phrase(moment: datetime) -> str:
     """``"8 May 2023"``: the day of a moment, as text both people and BM25 read."""
     return f"{moment.day} {moment.strftime('%B')} {moment.year}"

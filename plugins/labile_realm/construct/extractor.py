@@ -52,6 +52,7 @@ from labile_realm.construct.decide_offline import (
 from labile_realm.construct.extract_offline import (
     Extraction,
     session_key,
+    turn_only,
     unit_id,
     unit_id_of_turn,
 )
@@ -238,16 +239,21 @@ class RealmExtractor:
                 continue
             try:
                 extractions = self.units.extract_batch(run, state)
-                # turns the batch extractor gave up on (unusable replies) are failures too
+                # turns the batch extractor gave up on (unusable replies) are failures too,
+                # and keep the turn itself as their event
                 if gave_up := sum(e.failed for e in extractions):
                     batch.failures["extract"] += gave_up
+                    extractions = [turn_only(o, failed=True) if e.failed else e
+                                   for o, e in zip(run, extractions, strict=True)]
             except LLMError as exc:
                 batch.failures["extract"] += len(run)
-                if not isinstance(exc, LLMOutputError):  # no answer: worth trying again later
-                    batch.unbuilt.extend(o.id for o in run)
                 log.warning("realm_llm_rejected", operation="extract_batch",
                             observations=[o.id for o in run], error=str(exc)[:300])
-                extractions = [Extraction() for _ in run]
+                if isinstance(exc, LLMOutputError):  # an unusable answer: keep the turns
+                    extractions = [turn_only(o) for o in run]
+                else:  # no answer: worth trying again later
+                    batch.unbuilt.extend(o.id for o in run)
+                    extractions = [Extraction() for _ in run]
             yield from zip(run, extractions, strict=True)
 
     def _extract(self, obs: Observation, state: ConversationState, batch: WriteBatch) -> Extraction:
@@ -255,10 +261,12 @@ class RealmExtractor:
             return self.units.extract(obs, state)
         except LLMError as exc:
             batch.failures["extract"] += 1
-            if not isinstance(exc, LLMOutputError):  # no answer: worth trying again later
-                batch.unbuilt.append(obs.id)
             log.warning("realm_llm_rejected", operation="extract", observation=obs.id,
                         error=str(exc)[:300])
+            if isinstance(exc, LLMOutputError):
+                # an unusable answer: nothing the model said is kept, the turn itself is
+                return turn_only(obs)
+            batch.unbuilt.append(obs.id)  # no answer: worth trying again later
             return Extraction()
 
     def _integrate(
