@@ -264,8 +264,10 @@ class Memory:
 
         ``as_of`` is when the question is asked (default now). Given, the
         search sees the memory as it was known then: nodes learned later
-        (`Node.learned_at`) are left out, and a replacement (``valid_to``)
-        made after ``as_of`` is not applied to the hits (docs/change.md).
+        (`Node.learned_at`) are left out (before expansion and before the
+        filters, so they never take a place in the list), and a replacement
+        (``valid_to``) made after ``as_of`` is not applied to the hits
+        (docs/change.md).
 
         Nodes a retention policy hid by then (`Node.is_hidden`) are left out,
         before expansion and after it, unless ``include_hidden``.
