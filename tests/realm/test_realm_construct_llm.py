@@ -15,6 +15,7 @@ from realm_helpers import EDGE, EXTRACT, NODE, open_memory, reply, session
 from labile._errors import ConfigError
 from labile._model import NodeFilter
 from labile_llm import ScriptedLLM
+from labile_realm.construct.extract_offline import unit_id_of_turn
 from labile_realm.schema import ENTITY, EVENT, FACT
 
 # every unit is asked about (min_similarity 0): these tests script the decisions themselves
@@ -82,6 +83,7 @@ def test_bad_extraction_is_rejected_and_counted(bad: str) -> None:
     events = [n for n in nodes if n.kind == EVENT]
     assert len(events) == 1 and events[0].attrs["turn_fallback"] is True
     assert events[0].content == turn[0].text and events[0].sources == ("D1:1",)
+    assert events[0].id == unit_id_of_turn("D1:1")  # the id an offline build gives the turn
     assert not [n for n in nodes if n.kind in (FACT, ENTITY)]
     assert [o.id for o in mem.store.iter_observations("u")] == ["D1:1"]
     assert [h.node.id for h in mem.search("dog", namespace="u", k=3).hits][:1] == [events[0].id]

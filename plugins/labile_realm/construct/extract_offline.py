@@ -97,18 +97,22 @@ class Extraction:
 def turn_event(obs: Observation) -> Unit:
     """The turn itself as an event unit: its words, speaker and time, nothing read into it.
 
-    For a turn an LLM extractor gave no event, or whose reply was unusable: the turn
-    stays findable, and the rules that read a turn (a change told in it) still see it.
+    For a turn whose LLM reply was unusable: the turn stays findable, and the rules that
+    read a turn (a change told in it) still see it. It has the key, so the node id, of the
+    event this extractor makes of a turn (`unit_id_of_turn`), and its description frame.
     """
     name = " ".join(obs.text.split()[:6])
+    sentences = [obs.text[a:b].strip() for a, b in split_sentences(obs.text)]
+    only_questions = bool(sentences) and all(t.endswith("?") for t in sentences)
+    desc = (f"On {date_phrase(obs.timestamp)}, {obs.speaker or 'a note'} "
+            f"{'asked' if only_questions else 'said'}: {obs.text}")
     return Unit(
-        kind=EVENT, key=f"{EVENT}|{obs.id}|turn", name=name, content=obs.text,
-        description=f"{obs.speaker}: {obs.text} (told on {date_phrase(obs.timestamp)})",
+        kind=EVENT, key=f"event|{obs.id}", name=name, content=obs.text, description=desc,
         keywords=(), time_start=obs.timestamp, time_end=obs.timestamp, sources=(obs.id,),
         attrs={"name": name, "session": obs.session, "speaker": obs.speaker,
                "said_at": obs.timestamp.isoformat(), "participants": [],
-               "description": obs.text, "time": obs.timestamp.isoformat(),
-               "turn_fallback": True})
+               "act": "question" if only_questions else "statement", "description": desc,
+               "time": obs.timestamp.isoformat(), "turn_fallback": True})
 
 
 def turn_only(obs: Observation, *, failed: bool = False) -> Extraction:
