@@ -320,6 +320,8 @@ class GGUFEmbedder:
         if self.config.memo <= 0:
             return list(range(len(keys)))
         todo: list[int] = []
+        held: list[int] = []
+        rows: list[np.ndarray] = []
         with loaded.lock:
             for i, key in enumerate(keys):
                 row = loaded.memo.get(key)
@@ -327,7 +329,10 @@ class GGUFEmbedder:
                     todo.append(i)
                 else:
                     loaded.memo.move_to_end(key)
-                    out[i] = self._finish(row[None, :])[0]
+                    held.append(i)
+                    rows.append(row)
+        if held:
+            out[held] = self._finish(np.stack(rows))
         return todo
 
     def _to_memo(self, loaded: _Loaded, keys: list[str], rows: np.ndarray) -> None:
