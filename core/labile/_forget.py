@@ -195,8 +195,11 @@ def apply_forget(plan: ForgetPlan, handlers: Collection[ForgetHandler]) -> dict[
     for edge in store.iter_edges(ns):
         if edge.src in dropped or edge.dst in dropped or plan.leaks(_edge_text(edge)):
             doomed.add(edge.id)
+    # A handler's new edge can reach a node dropped above (a highlight that quotes a
+    # forgotten word): it goes with that node, as a stored edge would.
     writes = [e for e in [*kept_edges, *plan.rebuilt_edges]
-              if e.id not in doomed and not plan.leaks(_edge_text(e))]
+              if e.id not in doomed and e.src not in dropped and e.dst not in dropped
+              and not plan.leaks(_edge_text(e))]
     with store.batch(ns):
         store.delete(ns, observation_ids=gone, node_ids=dropped | renewed, edge_ids=doomed)
         store.upsert_nodes(ns, list(rebuilt.values()))

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from lifecycle_helpers import CHAT, canary, canary_turns, chat, files_holding
 
@@ -168,6 +168,9 @@ def test_forget_deletes_cached_replies_quoting_the_turn(tmp_path: Path) -> None:
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=9), min_size=1, max_size=6, unique=True),
        st.sampled_from(["realm", "allmem", "bm25"]))
+# the rebuilt episode picked a highlight that quotes a forgotten word, so is dropped: its new
+# summarizes edge pointed at nothing and the memory store refused the batch
+@example(picked=[6, 4, 8, 2, 0], preset="realm")
 def test_forget_invariants(picked: list[int], preset: str) -> None:
     """Property: after forgetting any subset of turns, no node names a forgotten
     source, every edge's ends exist, the other turns are all still stored, and
