@@ -326,6 +326,8 @@ def test_known_at_drops_what_was_learned_later() -> None:
     # a duration, an instrument, a time located by an event: not a question about
     # an old value
     ("How long has Ann had her current job?", "any"),
+    # a measure that holds now, asked without a cue of time
+    ("How long is Ann's commute?", "present"), ("How long does Ann's run take now?", "now"),
     ("What did Ann use to fix the bike chain?", "any"),
     ("What did Ann do before meeting Bo?", "any"),
     # the date of a plan as it stands now

@@ -1,5 +1,7 @@
 """A question about now that asks for a kind of value leans towards the latest turn
-*about that kind* (`labile_realm.retrieve.topic`, ``realm.aggregate``'s ``lean_on_topic``)."""
+*about that kind* (`labile_realm.retrieve.topic`, ``realm.aggregate``'s ``lean_on_topic``);
+one in the present tense without a cue of time only reorders the head of the list
+(``present_recency_weight``, ``present_head``)."""
 
 from __future__ import annotations
 
@@ -79,3 +81,38 @@ def test_without_lean_on_topic_the_lean_goes_to_the_latest_turn_of_all() -> None
     hits = mem.search("What does Ann do for work these days?", namespace="u", k=4).hits
     lean = {h.node.sources[0]: h.scores.get("recency", 0.0) for h in hits}
     assert max(lean, key=lambda s: lean[s]).startswith("D3:")
+
+
+
+PRESENT_CHAT = [
+    (1, [("Ann", "I work as a nurse at Mass General, night shifts mostly.")]),
+    (2, [("Ann", "Big news, I'm a paramedic with the city now.")]),
+    (3, [("Ann", "I bake bread every weekend these days, sourdough mostly.")]),
+]
+PRESENT_QUESTION = "What does Ann do for work?"  # present tense, no cue of time
+
+
+def _present_turns(**aggregate: Any) -> list[str]:
+    """The turns of ``PRESENT_QUESTION``'s hits, best first, each once."""
+    table = open_memory().config.to_table()
+    table["retrieval"]["filter"][0].update(aggregate)
+    mem = open_memory(retrieval=table["retrieval"])
+    for n, turns in PRESENT_CHAT:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+    hits = mem.search(PRESENT_QUESTION, namespace="u", k=4).hits
+    return list(dict.fromkeys(h.node.sources[0] for h in hits))
+
+
+def test_a_present_question_orders_its_head_latest_first_about_what_it_asks() -> None:
+    """The later turn about work comes first; the turns are the ones found without
+    the lean, in another order."""
+    plain = _present_turns(present_recency_weight=0.0)
+    leaned = _present_turns()
+    assert plain[0] == "D1:1"  # the nurse turn matches the question best
+    assert leaned[:2] == ["D2:1", "D1:1"]
+    assert set(leaned) == set(plain)
+
+
+def test_the_present_lean_never_brings_a_hit_into_the_head() -> None:
+    """With a head of one the lean may only lift the best hit: the order stays."""
+    assert _present_turns(present_head=1) == _present_turns(present_recency_weight=0.0)

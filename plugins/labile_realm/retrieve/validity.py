@@ -78,8 +78,9 @@ _NOW_WORDS: Final = re.compile(
     re.IGNORECASE,
 )
 _WHEN: Final = re.compile(
-    r"\b(?:when|how\s+long|what\s+(?:year|month|day|date|time)|which\s+(?:year|month|day|"
-    r"date)|since|until|change[sd]?|switch(?:ed)?|move[sd]?\s+(?:from|to))\b",
+    # "How long is her commute?" asks for a measure that holds now, not a span of time
+    r"\b(?:when|how\s+long(?!\s+(?:is|are|does|do)\b)|what\s+(?:year|month|day|date|time)|"
+    r"which\s+(?:year|month|day|date)|since|until|change[sd]?|switch(?:ed)?|move[sd]?\s+(?:from|to))\b",
     re.IGNORECASE,
 )
 #: "When is she running Chicago?", "When will he leave?": the date a plan holds now,
