@@ -120,11 +120,6 @@ def _attr_time(node: Node, name: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def _superseded_by(node: Node) -> list[str]:
-    raw = node.attrs.get("superseded_by")
-    return [str(x) for x in raw] if isinstance(raw, list | tuple) else []
-
-
 def _body(node: Node, body: str | None) -> str:
     text = body if body is not None else (node.content or node.description)
     return _SPACES.sub(" ", text).strip()
@@ -138,7 +133,7 @@ def evidence_line(index: int, node: Node, body: str | None = None) -> str:
 
     ``body`` replaces the node's text (``content``, else ``description``).
     """
-    valid_to = _attr_time(node, "valid_to")
+    valid_to = node.valid_to
     mark = f"[superseded {valid_to.astimezone(UTC):%Y-%m-%d}] " if valid_to else ""
     return f"[{index}] ({_span(node)}) {mark}{_body(node, body)}"
 
@@ -158,7 +153,7 @@ def _labelled_dates(node: Node) -> list[str]:
 
 def _markdown_entry(index: int, node: Node, body: str | None = None) -> str:
     head = ", ".join(_labelled_dates(node))
-    valid_to = _attr_time(node, "valid_to")
+    valid_to = node.valid_to
     if valid_to is not None:
         head += f"; superseded {_stamp(valid_to)}"
     line = f"{index}. ({head}) {_body(node, body)}"
@@ -169,7 +164,7 @@ def _markdown_entry(index: int, node: Node, body: str | None = None) -> str:
 
 def _json_entry(index: int, node: Node, body: str | None = None) -> str:
     said = _attr_time(node, "said_at")
-    valid_to = _attr_time(node, "valid_to")
+    valid_to = node.valid_to
     about = None
     if node.time_start is not None:
         end = node.time_end or node.time_start
@@ -182,7 +177,7 @@ def _json_entry(index: int, node: Node, body: str | None = None) -> str:
         "about": about,
         "status": "superseded" if valid_to else "current",
         "valid_to": valid_to.astimezone(UTC).isoformat() if valid_to else None,
-        "superseded_by": _superseded_by(node),
+        "superseded_by": list(node.superseded_by),
         "sources": list(node.sources),
     }
     return json.dumps(entry, ensure_ascii=False)

@@ -113,9 +113,16 @@ def test_superseded_nodes_are_marked_in_every_style() -> None:
     assert entries["new"]["status"] == "current" and entries["new"]["superseded_by"] == []
 
 
-def test_an_unreadable_valid_to_counts_as_current() -> None:
-    odd = node("odd", "text", start=MAY, valid_to="not a date")
-    assert "superseded" not in render_context(hits_of(odd)).text
+@pytest.mark.parametrize("valid_to", ["not a date", "2023-06-01T09:00:00"])
+def test_an_unreadable_or_naive_valid_to_counts_as_current(valid_to: str) -> None:
+    """The context agrees with `Node.is_current`: a time without a zone is not read
+    as UTC (it was, so a hit showed "superseded" while its node said current)."""
+    odd = node("odd", "text", start=MAY, valid_to=valid_to, superseded_by="new")
+    hits = hits_of(odd)
+    assert hits[0].node.is_current()
+    assert "superseded" not in render_context(hits).text
+    entry = json.loads(render_context(hits, style="json").text)[0]
+    assert entry["status"] == "current" and entry["valid_to"] is None
 
 
 # -- bad input ----------------------------------------------------------------------------
