@@ -100,7 +100,8 @@ SCHEMAS: dict[str, Any] = {
                       "days": {"type": "array", "items": {"type": "object"}}}),
     "Archived": _obj({"total": _INT, "units": {"type": "array", "items": _ref("Node")}}),
     "AddResult": _obj({"namespace": _STR, "added": _STRS, "already_stored": _STRS,
-                       "nodes_written": _INT, "edges_written": _INT}),
+                       "nodes_written": _INT, "edges_written": _INT,
+                       "filled_times": _STRS}),
     "Reports": _obj({"namespace": _STR, "reports": {"type": "array", "items": _obj({
         "operator": _STR, "counts": {"type": "object"}, "ms": {"type": "number"},
         "decisions": _INT})}}),

@@ -40,6 +40,10 @@ ADD_BODY: dict[str, Any] = {
                  "add` reads it."},
         "format": {"type": "string", "enum": list(FORMATS),
                    "description": "The chat log's format (with file)."},
+        "require_timestamps": {"type": "boolean", "description": "With file: refuse a log "
+                               "where some records have a time and others do not (by "
+                               "default each of those takes the time of the record before, "
+                               "and the response lists them in filled_times)."},
         "speakers": {"type": "object", "additionalProperties": {"type": "string"},
                      "description": "Who the roles are, e.g. {\"user\": \"Elena\"}: their "
                      "turns are stored under that name (the role is kept in metadata). "
@@ -80,7 +84,8 @@ def _messages(body: dict[str, Any], max_chars: int) -> list[dict[str, Any]]:
     return items
 
 
-def _file(body: dict[str, Any], speakers: dict[str, str]) -> list[Observation]:
+def _file(body: dict[str, Any], speakers: dict[str, str]) -> tuple[list[Observation], list[str]]:
+    """The turns of the uploaded log, and the records whose time was filled in."""
     from labile_io.formats import ReadOptions, read_file
 
     text = body_field(body, "file", str)
@@ -91,13 +96,22 @@ def _file(body: dict[str, Any], speakers: dict[str, str]) -> list[Observation]:
     with tempfile.TemporaryDirectory(prefix="labile-http-add-") as tmp:
         path = Path(tmp) / f"upload.{'jsonl' if fmt == 'jsonl' else 'json'}"
         path.write_text(text, encoding="utf-8")
-        conversations = read_file(path, fmt, ReadOptions(default_time=datetime.now(UTC),
-                                                         tz=UTC, speakers=speakers))
+        options = ReadOptions(default_time=datetime.now(UTC), tz=UTC, speakers=speakers,
+                              require_timestamps=bool(body_field(body, "require_timestamps",
+                                                                 bool)))
+        try:
+            conversations = read_file(path, fmt, options)
+        except InputError as exc:
+            # the temporary path and the CLI flag mean nothing to an HTTP client
+            message = str(exc).replace(str(path), "file").replace("--require-timestamps",
+                                                                  "require_timestamps")
+            raise ApiError(400, message, "file") from None
+    filled = [where for c in conversations for where in c.filled_times]
     if len(conversations) == 1:
-        return list(conversations[0].observations)
+        return list(conversations[0].observations), filled
     # Several conversations into one namespace: keep their ids apart (as `labile add -n`).
     return [attrs.evolve(o, id=f"{c.namespace}:{o.id}") for c in conversations
-            for o in c.observations]
+            for o in c.observations], filled
 
 
 def _speakers(body: dict[str, Any]) -> dict[str, str]:
@@ -114,14 +128,15 @@ async def add(request: Request) -> Response:
     ctx, p = context(request), Params(request.query_params)
     ns = ctx.namespace(p.text("namespace"))
     body = await json_body(request)
-    check_fields(body, ("messages", "text", "file", "format", "speakers"))
+    check_fields(body, ("messages", "text", "file", "format", "speakers", "require_timestamps"))
     speakers = _speakers(body)
     given = [k for k in ("messages", "text", "file") if body.get(k) is not None]
     if len(given) != 1:
         raise ApiError(400, "give exactly one of 'messages' (chat turns), 'text' (a note) or "
                        "'file' (a chat log, with 'format')", given[1] if given else "messages")
+    filled: list[str] = []
     if given[0] == "file":
-        batch = await ctx.in_thread(_file, body, speakers)
+        batch, filled = await ctx.in_thread(_file, body, speakers)
         for obs in batch:
             ctx.check_text(obs.text, "file")
     else:
@@ -145,7 +160,8 @@ async def add(request: Request) -> Response:
     return JSONResponse({"namespace": ns, "added": report.added,
                          "already_stored": report.skipped_existing,
                          "nodes_written": report.nodes_written,
-                         "edges_written": report.edges_written})
+                         "edges_written": report.edges_written,
+                         "filled_times": filled})
 
 
 @endpoint("POST", "/api/feedback", "Tell the reconsolidators how a recent search was used.",

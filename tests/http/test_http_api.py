@@ -96,7 +96,7 @@ def test_bad_search_parameters_name_the_field(client: TestClient, params: dict[s
     ({"messages": [{"content": "hi", "time": "not a time"}]}, 400, None),
     ({"text": "x" * 100_001}, 413, "text"),
     ({"file": "[]"}, 400, "format"),
-    ({"file": "{not json", "format": "messages"}, 400, None),
+    ({"file": "{not json", "format": "messages"}, 400, "file"),
     ([1, 2], 400, "body"),
 ])
 def test_bad_adds_are_refused_and_store_nothing(client: TestClient, body: Any, status: int,
@@ -267,3 +267,22 @@ def test_archived_units_show_what_replaced_them(client: TestClient, memory: Memo
                                                 "weight": 1.0}]
     detail = client.get("/api/node", params={"id": "u-new"}).json()
     assert detail["node"]["lineage"] == ["u-old"]
+
+
+def test_a_log_with_some_times_missing_says_which_were_filled_or_is_refused(
+        client: TestClient) -> None:
+    """As `labile add`: a record without a time takes the one before it, and the response
+    names it; with require_timestamps the log is refused and nothing is stored."""
+    log = [{"role": "user", "content": "I moved to Lyon.", "timestamp": "2024-05-01T09:00:00Z"},
+           {"role": "user", "content": "The flat is tiny."}]
+    before = counts(client)
+    refused = client.post("/api/add", json={"file": json.dumps(log), "format": "messages",
+                                            "require_timestamps": True})
+    message = assert_error(refused, 400, "file")
+    assert "require_timestamps" in message and "--" not in message
+    assert "labile-http-add" not in message  # not the server's temporary path
+    assert counts(client) == before
+    added = client.post("/api/add", json={"file": json.dumps(log), "format": "messages"}).json()
+    assert len(added["added"]) == 2 and added["filled_times"] == ["message 2"]
+    timed = client.post("/api/add", json={"text": "A note."}).json()
+    assert timed["filled_times"] == []
