@@ -15,6 +15,7 @@ are a library too:
   `labile.Memory` over a dataset; `labile_bench.qa` and `labile_bench.judge`
   add answering and the LLM judge;
 * `labile_bench.compare` / `labile_bench.transfer` read per-question logs;
+* `labile_bench.embed_speed` times embedders on LoCoMo turns, each against the first;
 * `labile_bench.crash` kills writers (`labile_bench.crash_child`) and checks the store;
 * `labile_bench.demo` is the README's first command.
 
@@ -63,6 +64,9 @@ def labile_register_commands(register: RegisterCommand) -> None:
     register("bench bigturn", run=c.run_bigturn_command, configure=c.bigturn_options,
              help="time to add one very long message (50 kB, 500 kB, 5 MB by default), "
                   "whole or cut into parts; linear growth shows as 1.0 per character")
+    register("bench embed", run=c.run_embed_command, configure=c.embed_options,
+             help="embedder speed on LoCoMo turns: texts/s batched, single-text latency, RAM, "
+                  "agreement with the first embedder")
     register("bench cycles", run=c.run_cycles_command, configure=c.cycles_options,
              help="open, search and close a Memory many times: threads and RSS per checkpoint")
     register("bench http", run=c.run_bench_http, configure=c.bench_http_options,

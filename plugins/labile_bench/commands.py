@@ -632,3 +632,53 @@ def run_bigturn_command(args: argparse.Namespace) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+# -- labile bench embed: embedder speed on LoCoMo turns ----------------------------------
+
+
+def embed_options(p: argparse.ArgumentParser) -> None:
+    """``--embedder``, ``--texts``, ``--singles``, ``--data``, ``--json``."""
+    p.add_argument("--embedder", nargs="+", required=True, metavar="TYPE[:key=value,...]",
+                   help="embedders in the order run, the first the baseline; each as "
+                        "'bench locomo --embedder' takes it, e.g. minilm "
+                        "gguf:threads=1,quant=q8_0")
+    p.add_argument("--texts", type=int, default=200,
+                   help="embed the first N LoCoMo turns (default: 200)")
+    p.add_argument("--singles", type=int, default=20,
+                   help="single-text calls timed per embedder (default: 20)")
+    p.add_argument("--data", help="a LoCoMo JSON file (default: $LABILE_LOCOMO, else "
+                                  "../shared/data/locomo/locomo_dev.json beside the "
+                                  "repository, when there is one)")
+    p.add_argument("--json", dest="json_out", help="write the summary here")
+
+
+def default_locomo_file() -> Path:
+    """Where the LoCoMo dev file is expected: ``$LABILE_LOCOMO``, else beside the source
+    checkout this bundle runs from (`labile_io.locomo.default_locomo_path`)."""
+    from labile_io.locomo import default_locomo_path
+
+    return default_locomo_path(Path(__file__).resolve().parents[2])
+
+
+def run_embed_command(args: argparse.Namespace) -> int:
+    """Run `labile_bench.embed_speed.embed_summary`; print a Markdown table."""
+    from labile_bench.embed_speed import embed_summary, format_embed_table
+    from labile_bench.llm_spec import parse_llm_spec
+
+    specs = [parse_llm_spec(spec, flag="--embedder") for spec in args.embedder]
+    data = Path(args.data) if args.data else default_locomo_file()
+    if not args.data and not data.is_file():
+        raise InputError(f"no LoCoMo file at {data} (the default: $LABILE_LOCOMO, else "
+                         "../shared/data/locomo/locomo_dev.json beside the repository): "
+                         "give --data PATH")
+    summary = embed_summary(data, specs, texts=args.texts, singles=args.singles,
+                            labels=args.embedder)
+    echo(f"LoCoMo {data}: {summary['texts']} turns, {summary['singles']} single calls; "
+         f"load average {summary['load_avg_start']} -> {summary['load_avg_end']}")
+    if "note" in summary:
+        echo(f"note: {summary['note']}")
+    echo(format_embed_table(summary["rows"]))
+    if args.json_out:
+        write_summary(summary, args.json_out)
+    return 0

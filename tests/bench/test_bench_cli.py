@@ -33,7 +33,7 @@ def test_the_bundle_registers_demo_and_the_dataset_commands() -> None:
                         "bench workers": "labile_bench", "bench atc": "labile_bench",
                         "bench serve": "labile_bench", "bench http": "labile_bench",
                         "bench cycles": "labile_bench", "bench bigturn": "labile_bench",
-                        "bench entities": "labile_bench"}
+                        "bench entities": "labile_bench", "bench embed": "labile_bench"}
     group = commands.get(("bench",))
     assert group is not None and group.run is None and group.help == "benchmarks"
 
