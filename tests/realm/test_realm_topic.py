@@ -116,3 +116,23 @@ def test_a_present_question_orders_its_head_latest_first_about_what_it_asks() ->
 def test_the_present_lean_never_brings_a_hit_into_the_head() -> None:
     """With a head of one the lean may only lift the best hit: the order stays."""
     assert _present_turns(present_head=1) == _present_turns(present_recency_weight=0.0)
+
+
+def test_turns_that_only_ask_and_the_agents_own_turns_get_no_lean() -> None:
+    """The lean is towards the latest *statement* of a person: a later "and the job?"
+    or the assistant's advice about work gain nothing, the person's turn does."""
+    chat = [
+        (1, [("Ann", "I work as a nurse at Mass General, night shifts mostly.")]),
+        (2, [("Ann", "Big news, I got hired as a paramedic with the city.")]),
+        (3, [("Bo", "and the new job?"),
+             ("assistant", "For your new job, try to keep a regular sleep schedule at work.")]),
+    ]
+    mem = open_memory()
+    for n, turns in chat:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+    hits = mem.search("What does Ann do for work these days?", namespace="u", k=6).hits
+    lean = {h.node.sources[0]: h.scores.get("recency", 0.0)
+            for h in hits if h.node.kind == "realm.event"}
+    assert {"D3:1", "D3:2"} <= set(lean)  # both found
+    assert lean["D3:1"] == 0.0 and lean["D3:2"] == 0.0
+    assert lean["D2:1"] > 0.0

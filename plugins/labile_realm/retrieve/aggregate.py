@@ -25,7 +25,9 @@ when it asks for a kind of value ("Where does she live now?"), towards the
 latest of the hits about that kind (``lean_on_topic``). A question in the
 present tense without a cue ("Where does she live?") only has the hits about
 the kind it asks for among the first few (``present_head``) ordered latest
-first: nothing enters or leaves the head of the list.
+first: nothing enters or leaves the head of the list. Only turns that state
+something lean (`labile_realm.retrieve.validity.states_something`: not a turn
+that only asks, not the agent's own turns).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from labile_realm.retrieve.validity import (
     order_by_validity,
     read_tense,
     recency_prior,
+    states_something,
 )
 from labile_realm.schema import kind_name
 
@@ -162,10 +165,11 @@ class Aggregate:
                 _order_present(pool, query.text, self.config.present_recency_weight,
                                self.config.present_head, self.config.recency_band)
             else:
+                leaning = [h for h in pool if states_something(h)]
                 if tense == "now" and self.config.lean_on_topic:
-                    pool = _on_topic(pool, query.text)
-                recency_prior(pool, tense, self.config.recency_weight, self.config.recency_pool,
-                              self.config.recency_band)
+                    leaning = _on_topic(leaning, query.text)
+                recency_prior(leaning, tense, self.config.recency_weight,
+                              self.config.recency_pool, self.config.recency_band)
             demote_questions(scored, tense, self.config.question_penalty)
             order_by_validity(self.store, query.namespace, scored, tense, query.as_of,
                               fetch_present=self.config.fetch_present)
@@ -214,7 +218,8 @@ def _order_present(hits: list[Hit], question: str, weight: float, k: int,
     if not wanted or weight <= 0:
         return
     best = sorted(hits, key=lambda h: (-h.score, h.node.id))[:k]
-    about = [h for h in best if statement_topics(h.node.content) & wanted]
+    about = [h for h in best
+             if states_something(h) and statement_topics(h.node.content) & wanted]
     recency_prior(about, "now", weight, len(about), band)
 
 
