@@ -47,6 +47,27 @@ def test_small_talk_talks_about_no_kind() -> None:
     assert statement_topics("Haha yes, see you soon!") == frozenset()
 
 
+@pytest.mark.parametrize(("text", "kind"), [
+    # work as a place or a time, not the job
+    ("The canteen at work has a good veggie set.", "work"),
+    ("I joined the climbing gym near work, we go after work.", "work"),
+    # somewhere one is, not where one lives
+    ("Dinner at a little Italian place downtown.", "home"),
+    ("The cat is thrilled I'm home more.", "home"),
+])
+def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
+    assert kind not in statement_topics(text)
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("I work as a paramedic now.", "work"),
+    ("Some news at work: they made me team lead.", "work"),
+    ("Greetings from our new place in Pittsburgh!", "home"),
+])
+def test_the_same_words_that_do_talk_about_the_kind(text: str, kind: str) -> None:
+    assert kind in statement_topics(text)
+
+
 CHAT = [
     (1, [("Ann", "I work as a nurse at Mass General, night shifts mostly.")]),
     (2, [("Ann", "Big change: I got hired as a paramedic with the city, new job starts soon.")]),

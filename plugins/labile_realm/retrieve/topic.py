@@ -42,13 +42,20 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
 
 #: The words a stored text uses when it talks about each kind of value.
 _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
-    ("home", r"\b(?:live|lives|living|lived|move[ds]?|moving|apartment|flat|house|home|"
-             r"place|room|rent|lease|landlord|roommates?|flatmates?|housemates?|"
-             r"neighbou?rhood|studio|bedroom|condo|unpack\w*|mortgage|dorm|settled)\b"),
-    ("work", r"\b(?:job|jobs|work|works|working|worked|hired|offer|role|position|promot\w+|"
+    # "home" and "place" alone are as often somewhere one is ("I'm home more", "a little
+    # Italian place") as where one lives
+    ("home", r"\b(?:live|lives|living|lived|move[ds]?|moving|apartment|flat|house|"
+             r"room|rent|lease|landlord|roommates?|flatmates?|housemates?|"
+             r"neighbou?rhood|studio|bedroom|condo|unpack\w*|mortgage|dorm|settled)\b|"
+             r"\b(?:my|our|new|own)\s+(?:place|home)\b|\bhome\s+(?:in|is)\b"),
+    # "work" as a place or a time ("the canteen at work", "after work") says nothing of
+    # the job; "I work at / as / for …" does
+    ("work", r"\b(?:job|jobs|hired|offer|role|position|promot\w+|"
              r"manager|company|firm|office|boss|colleagues?|co-?workers?|shifts?|career|"
              r"quit|notice|resign\w*|laid\s+off|intern\w*|salary|interview\w*|clients?|"
              r"employer|startup|contract|team\s+lead|lead)\b|"
+             r"\b(?:work|works|working|worked)\s+(?:as|at|for|in|with)\b|"
+             r"\b(?:my|new|of)\s+work\b|"
              # "I'm now a data analyst at Acme", "as a junior planner": an occupation
              r"\b(?:a|an)\s+(?:\w+\s+){0,2}(?:analyst|engineer|developer|programmer|designer|"
              r"nurse|teacher|manager|planner|consultant|lawyer|doctor|accountant|"
