@@ -54,6 +54,8 @@ def test_small_talk_talks_about_no_kind() -> None:
     # somewhere one is, not where one lives
     ("Dinner at a little Italian place downtown.", "home"),
     ("The cat is thrilled I'm home more.", "home"),
+    # someone else's occupation
+    ("Found a new piano teacher though!", "work"),
 ])
 def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
     assert kind not in statement_topics(text)
@@ -63,6 +65,8 @@ def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
     ("I work as a paramedic now.", "work"),
     ("Some news at work: they made me team lead.", "work"),
     ("Greetings from our new place in Pittsburgh!", "home"),
+    ("Yep, still a data analyst at the bank.", "work"),
+    ("Looking at apartments this weekend.", "home"),
 ])
 def test_the_same_words_that_do_talk_about_the_kind(text: str, kind: str) -> None:
     assert kind in statement_topics(text)

@@ -44,9 +44,10 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
 _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     # "home" and "place" alone are as often somewhere one is ("I'm home more", "a little
     # Italian place") as where one lives
-    ("home", r"\b(?:live|lives|living|lived|move[ds]?|moving|apartment|flat|house|"
-             r"room|rent|lease|landlord|roommates?|flatmates?|housemates?|"
-             r"neighbou?rhood|studio|bedroom|condo|unpack\w*|mortgage|dorm|settled)\b|"
+    ("home", r"\b(?:live|lives|living|lived|move[ds]?|moving|apartments?|flats?|houses?|"
+             r"rooms?|rent|lease|landlord|roommates?|flatmates?|housemates?|"
+             r"neighbou?rhoods?|studios?|bedrooms?|condos?|unpack\w*|mortgage|dorms?|"
+             r"settled)\b|"
              r"\b(?:my|our|new|own)\s+(?:place|home)\b|\bhome\s+(?:in|is)\b"),
     # "work" as a place or a time ("the canteen at work", "after work") says nothing of
     # the job; "I work at / as / for …" does
@@ -56,8 +57,10 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
              r"employer|startup|contract|team\s+lead|lead)\b|"
              r"\b(?:work|works|working|worked)\s+(?:as|at|for|in|with)\b|"
              r"\b(?:my|new|of)\s+work\b|"
-             # "I'm now a data analyst at Acme", "as a junior planner": an occupation
-             r"\b(?:a|an)\s+(?:\w+\s+){0,2}(?:analyst|engineer|developer|programmer|designer|"
+             # "I'm now a data analyst at Acme", "as a junior planner": the speaker's
+             # occupation ("found a new piano teacher" is someone else's)
+             r"\b(?:I['’]m|I\s+am|as|became|become|now|still)\s+(?:a|an)\s+(?:\w+\s+){0,2}"
+             r"(?:analyst|engineer|developer|programmer|designer|"
              r"nurse|teacher|manager|planner|consultant|lawyer|doctor|accountant|"
              r"illustrator|writer|researcher|scientist|intern|barista|chef|cook|architect|"
              r"editor|director|officer|technician|specialist|coordinator|administrator|"
