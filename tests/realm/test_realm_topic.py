@@ -23,7 +23,11 @@ from labile_realm.retrieve.topic import question_topics, statement_topics
     ("How many cats does Ann have now?", {"pet"}),
     ("How does Ann get to work these days?", {"transport", "work"}),
     ("Is Ann still injured?", {"health"}),
+    ("Is Ann still at Google?", {"work"}),
+    ("Does Ann climb any more?", {"exercise"}),
+    ("How many miles a week is Ann running now?", {"exercise"}),
     # no kind of value: the lean is left as it is
+    ("When did the app go live?", set()),
     ("What does Ann do on Sundays now?", set()),
     ("What is Ann reading now?", set()),
 ])
@@ -38,6 +42,7 @@ def test_the_kind_of_value_a_question_asks_for(question: str, kinds: set[str]) -
     ("We got the keys and the landlord seems nice.", "home"),
     ("The vet says the puppy is healthy.", "pet"),
     ("I cycle to the office now, 20 minutes.", "transport"),
+    ("Back on the wall, easy routes once a week.", "exercise"),
 ])
 def test_the_kinds_a_stored_text_talks_about(text: str, kind: str) -> None:
     assert kind in statement_topics(text)

@@ -5,7 +5,7 @@ work. The lean towards the latest statement (`labile_realm.retrieve.validity.rec
 should then pick the latest statement *about that*, not the latest turn that
 happens to share a word ("I cook every night now"). This module names a few
 kinds of value that change over months in a person's life — home, work, diet,
-relationship, pets, getting around, health — by the everyday English words for
+relationship, pets, getting around, health, exercise — by the everyday English words for
 them: `question_topics` reads a question's kinds from the words that ask for
 them, `statement_topics` a stored text's from the wider set of words that talk
 about them ("we signed a lease", "my first shift"). A question whose kind is
@@ -25,11 +25,16 @@ _PET: Final = (r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bun
 #: The words a question uses to ask for each kind of value. "What does she do?" asks
 #: for work; "What does she do on Sundays / for fun?" does not.
 _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
-    ("home", r"\b(?:live|lives|living|home|address|apartment|flat|house|neighbou?rhood|"
+    # "go live" (a launch) is not about a home
+    ("home", r"\b(?:(?<!go\s)(?<!goes\s)(?<!went\s)live|lives|living|home|address|"
+             r"apartment|flat|house|neighbou?rhood|"
              r"reside\w*|roommates?|flatmates?|housemates?)\b"),
     ("work", r"\b(?:job|jobs|work|works|working|career|employ\w*|employer|company|office|"
              r"position|title|occupation|profession|boss)\b|"
-             r"\bwhat\s+(?:does|do)\s+\w+(?:\s+\w+)?\s+do\b(?!\s+(?:on|at|in|with|for\s+fun))"),
+             r"\bwhat\s+(?:does|do)\s+\w+(?:\s+\w+)?\s+do\b"
+             r"(?!\s+(?:on|at|in|with|for\s+fun))|"
+             # "Is she still at Google?": where one works
+             r"\b(?:still|now)\s+at\s+(?:the\s+)?(?-i:[A-Z])"),
     ("diet", r"\b(?:eat|eats|eating|diet|vegetarian|vegan|pescatarian|meat)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
                      r"engaged|divorced|relationship|spouse|fianc\w+)\b"),
@@ -38,6 +43,9 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                   r"gets\s+to\s+(?:work|school|the\s+office)|drive|drives|car|bus|train|"
                   r"bike|cycle|cycling)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
+    ("exercise", r"\b(?:run|runs|running|miles|race|marathon|training|train|climb|climbs|"
+                 r"climbing|gym|yoga|swim|swimming|walk|walks|walking|workout|exercise\w*|"
+                 r"sport|sports|football|tennis)\b"),
 )}
 
 #: The words a stored text uses when it talks about each kind of value.
@@ -76,6 +84,10 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                   r"e-?bike|cycle|cycling|cycled|walk|walking)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor|physio\w*|"
                r"fracture|broken|sprain\w*|cleared|hospital|knee|ankle)\b"),
+    ("exercise", r"\b(?:run|runs|running|ran|runner|miles?|km|race|races|marathon|half|"
+                 r"training|trained|climb|climbs|climbing|climbed|wall|boulder\w*|gym|yoga|"
+                 r"swim|swimming|walk|walks|walking|walked|workouts?|exercis\w*|sports?|"
+                 r"football|tennis|pace|routes?)\b"),
 )}
 
 
