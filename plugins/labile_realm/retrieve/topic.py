@@ -5,7 +5,7 @@ work. The lean towards the latest statement (`labile_realm.retrieve.validity.rec
 should then pick the latest statement *about that*, not the latest turn that
 happens to share a word ("I cook every night now"). This module names a few
 kinds of value that change over months in a person's life — home, work, diet,
-relationship, pets, getting around, health, exercise — by the everyday English words for
+relationship, pets, getting around, health, exercise, trips — by the everyday English words for
 them: `question_topics` reads a question's kinds from the words that ask for
 them, `statement_topics` a stored text's from the wider set of words that talk
 about them ("we signed a lease", "my first shift"). A question whose kind is
@@ -43,6 +43,8 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                   r"gets\s+to\s+(?:work|school|the\s+office)|drive|drives|car|bus|train|"
                   r"bike|cycle|cycling)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
+    ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|visit\w*|"
+             r"itinerary)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
     ("exercise", r"\b(?:run|runs|running|miles|race|marathon|training|train|climb|climbs|"
                  r"climbing|gym|yoga|swim|swimming|walk|walks|walking|workout|exercise\w*|"
                  r"sport|sports|football|tennis)\b"),
@@ -84,6 +86,9 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                   r"e-?bike|cycle|cycling|cycled|walk|walking)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor|physio\w*|"
                r"fracture|broken|sprain\w*|cleared|hospital|knee|ankle)\b"),
+    ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|flew|"
+             r"visit\w*|itinerary|cancel\w*|called\s+off|postponed?|book(?:ed|ing)?|"
+             r"hotel|airbnb)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
     ("exercise", r"\b(?:run|runs|running|ran|runner|miles?|km|race|races|marathon|half|"
                  r"training|trained|climb|climbs|climbing|climbed|wall|boulder\w*|gym|yoga|"
                  r"swim|swimming|walk|walks|walking|walked|workouts?|exercis\w*|sports?|"
