@@ -142,3 +142,12 @@ def predicate_table() -> str:
         note = ", symmetric" if sym else ""
         lines.append(f"- {layer.value}/{short}: {summary}{note}")
     return "\n".join(lines)
+
+#: Speakers that are the agent itself (a chat log's roles for the model's turns): its
+#: advice, plans it drafts and the user's words said back tell nothing of what holds.
+AGENT_ROLES: Final = frozenset({"assistant", "ai", "bot", "model", "system"})
+
+
+def is_agent(speaker: object) -> bool:
+    """Whether ``speaker`` (a node's ``attrs["speaker"]``) is the agent itself."""
+    return str(speaker or "").strip().lower() in AGENT_ROLES

@@ -68,6 +68,17 @@ def test_only_an_earlier_current_statement_of_the_same_speaker_is_replaced(old: 
     assert implied_supersession(NEW, _nearest((old, 0.9))).edges == ()
 
 
+@pytest.mark.parametrize("agent", ["assistant", "AI", "bot"])
+def test_the_agents_own_turns_replace_nothing(agent: str) -> None:
+    """Advice ("let's swap the night-walk cigarette for something else") reports no
+    change in anyone's life, even with a cue and a close earlier turn of its own."""
+    old = _event("old", "Have you tried cutting down gradually?", 0, speaker=agent)
+    advice = _event("new", "Let's swap the night cigarette for a walk instead", 5,
+                    speaker=agent)
+    assert reports_change(advice.content or "")
+    assert implied_supersession(advice, _nearest((old, 0.9))).edges == ()
+
+
 def test_nothing_is_replaced_below_the_threshold_or_without_a_cue() -> None:
     old = _event("old", "I'm at 3 cups a day", 0)
     assert implied_supersession(NEW, _nearest((old, 0.39)), min_similarity=0.4).edges == ()
@@ -132,6 +143,9 @@ def test_own_words_embeds_each_turn_once_and_keeps_a_bounded_cache() -> None:
     ("Nope, never been to something like that.", False),
     # a cue in a question is not a report, even before a photo's caption
     ("I'm in awe. Have you made any more art lately? [photo: a window]", False),
+    # moving home is a change; moving things is not
+    ("we're moving to Denver in May", True), ("moved out of the Ferndale place", True),
+    ("new cabinets, and moving the sink under the window", False),
 ])
 def test_what_reports_a_change(text: str, change: bool) -> None:
     assert reports_change(text) is change

@@ -123,7 +123,9 @@ _ENDED_CUE: Final = re.compile(
     r"gave up|(?:down|up) to (?:\d|one|two|three|four|five|six|seven|eight|nine|ten|half|"
     r"a |an |just|only|about|around)|cut (?:down|back)|cancel\w*|called off|postponed|"
     r"pushed back|rescheduled?|fell through|broke up|split up|deferr\w*|"
-    r"pushing (?:it|that|the \w+)|outgrew|sold|moved|moving|done with|backed out|"
+    r"pushing (?:it|that|the \w+)|outgrew|sold|done with|backed out|"
+    # moving home, not moving the sink under the window
+    r"(?:moved|moving) (?:to|into|in|out|back|away|house|home|here|there|abroad|over)|"
     r"separat\w+|except now|upped|dropped|more like)\b",
     re.IGNORECASE,
 )

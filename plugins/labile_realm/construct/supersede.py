@@ -37,7 +37,7 @@ from labile.plugin import Node, superseded
 from labile.text.tokenize import content_words, stem
 from labile_realm.construct.change import SlotStatement, read_slots, replaces, reports_change
 from labile_realm.construct.ops import EdgeOp
-from labile_realm.schema import EVENT, FACT, SUPERSEDES
+from labile_realm.schema import EVENT, FACT, SUPERSEDES, is_agent
 from labile_text.sentences import split_sentences
 
 __all__ = ["SLOTS_ATTR", "SlotEntry", "SlotIndex", "TurnChange",
@@ -200,7 +200,8 @@ def implied_supersession(
     """A change told in passing: ``event`` replaces the earlier statement it is about.
 
     Contract: ``event`` must be a statement (not a question, not a clause)
-    with a speaker that reports a change (`reports_change`); among
+    with a speaker, not the agent itself (`labile_realm.schema.is_agent`), that
+    reports a change (`reports_change`); among
     ``nearest(event)`` (nodes with their cosine to it), the most similar
     earlier, still current statement event of the *same speaker* is replaced
     when its cosine is at least ``min_similarity``. One node at most: the
@@ -220,7 +221,10 @@ def implied_supersession(
         ``supersedes`` edge, or an empty change.
     """
     speaker = event.attrs.get("speaker")
-    if not speaker or not _statement_event(event) or not reports_change(event.content or ""):
+    # the agent's own turns report no change in anyone's life ("let's swap the night-walk
+    # cigarette for something else" is advice)
+    if not speaker or is_agent(speaker) or not _statement_event(event) \
+            or not reports_change(event.content or ""):
         return TurnChange()
     said = event.learned_at
     licit = [(node, sim) for node, sim in nearest(event)

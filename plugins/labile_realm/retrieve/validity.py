@@ -35,9 +35,9 @@ from datetime import datetime
 from typing import Final, Literal
 
 from labile.plugin import Hit, Node, Reach, Store
-from labile_realm.schema import SUPERSEDES
+from labile_realm.schema import SUPERSEDES, is_agent
 
-__all__ = ["AGENT_ROLES", "Tense", "demote_questions", "order_by_validity", "read_tense",
+__all__ = ["Tense", "demote_questions", "order_by_validity", "read_tense",
            "recency_prior", "states_something", "without_tense_cues"]
 
 #: ``now``: the question says it wants the present ("now", "still", "these days");
@@ -94,8 +94,6 @@ _AGO: Final = re.compile(r"\b(?:ago|last\s+(?:year|month|spring|summer|fall|autu
 #: A question in the past simple ("What did she buy?") asks about an event, not a value.
 _PAST_EVENT: Final = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 _LIFT: Final = 1e-6
-#: Speakers that are the agent itself (a chat log's roles for the model's turns).
-AGENT_ROLES: Final = frozenset({"assistant", "ai", "bot", "model", "system"})
 #: Longest chain of replacements followed (a guard against a cycle in a broken store).
 _MAX_CHAIN: Final = 16
 
@@ -229,14 +227,13 @@ def states_something(hit: Hit) -> bool:
 
     The lean towards the latest statement (`recency_prior`) is about what people
     said of their lives. A turn that only asks ("and work?", "how's the new
-    job?") states nothing, and the agent's own turns (``AGENT_ROLES``: advice,
+    job?") states nothing, and the agent's own turns (`labile_realm.schema.is_agent`: advice,
     a plan it drafted, the user's words said back) are not evidence of what holds;
     both stay in the list, without the lean. Measured on the change benchmark
     (`realm`): current-value Hit@1 62.2 → 64.6; LoCoMo dev R@5 unchanged (70.1).
     """
     node = hit.node
-    speaker = str(node.attrs.get("speaker") or "").strip().lower()
-    return node.attrs.get("act") != "question" and speaker not in AGENT_ROLES
+    return node.attrs.get("act") != "question" and not is_agent(node.attrs.get("speaker"))
 
 
 def demote_questions(hits: Sequence[Hit], tense: Tense, penalty: float) -> None:
