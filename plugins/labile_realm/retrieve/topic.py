@@ -5,7 +5,8 @@ work. The lean towards the latest statement (`labile_realm.retrieve.validity.rec
 should then pick the latest statement *about that*, not the latest turn that
 happens to share a word ("I cook every night now"). This module names a few
 kinds of value that change over months in a person's life — home, work, diet,
-relationship, pets, getting around, health, exercise, trips — by the everyday English words for
+relationship, pets, getting around, health, exercise, trips, habits (smoking, coffee,
+drink) — by the everyday English words for
 them: `question_topics` reads a question's kinds from the words that ask for
 them, `statement_topics` a stored text's from the wider set of words that talk
 about them ("we signed a lease", "my first shift"). A question whose kind is
@@ -45,6 +46,8 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|visit\w*|"
              r"itinerary)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
+    ("habit", r"\b(?:smoke|smokes|smoking|cigarettes?|vape|vaping|drink|drinks|drinking|"
+              r"coffee|caffeine|alcohol|beer|wine|cups?)\b"),
     ("exercise", r"\b(?:run|runs|running|miles|race|marathon|training|train|climb|climbs|"
                  r"climbing|gym|yoga|swim|swimming|walk|walks|walking|workout|exercise\w*|"
                  r"sport|sports|football|tennis)\b"),
@@ -89,6 +92,9 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|flew|"
              r"visit\w*|itinerary|cancel\w*|called\s+off|postponed?|book(?:ed|ing)?|"
              r"hotel|airbnb)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
+    ("habit", r"\b(?:smok\w*|cigarettes?|vap\w*|patch(?:es)?|nicotine|drink|drinks|drinking|"
+              r"drank|coffees?|caffeine|espresso|alcohol|beers?|wine|booze|sober|cups?|"
+              r"red\s+bulls?|energy\s+drinks?|cravings?)\b"),
     ("exercise", r"\b(?:run|runs|running|ran|runner|miles?|km|race|races|marathon|half|"
                  r"training|trained|climb|climbs|climbing|climbed|wall|boulder\w*|gym|yoga|"
                  r"swim|swimming|walk|walks|walking|walked|workouts?|exercis\w*|sports?|"
