@@ -32,6 +32,9 @@ def _slots(sentence: str) -> dict[str, SlotStatement]:
     ("We're in Denver now!", "home"),
     ("Our new apartment in Lisbon is tiny.", "home"),
     ("I work as a nurse at Mass General.", "work"),
+    ("I'm a nurse at Mass General, night shifts mostly.", "work"),
+    # a chat answer states a job without a subject: the speaker's
+    ("Yep, still a data analyst at Lakeshore Bank.", "work"),
     ("I quit my job at the bank.", "work"),
     ("I got promoted to senior engineer.", "role"),
     ("I'm pescatarian now.", "diet"),
@@ -51,6 +54,8 @@ def test_statements_of_one_at_a_time_values_are_read(sentence: str, slot: str) -
     "I grew up in Ohio.",
     "Where do you live now?",             # a question
     "She lives in Paris.",                # not the speaker's own statement
+    "My sister is a nurse at the clinic.",
+    "Found a new piano teacher at the school.",
     "The weather was lovely today.",      # no slot
 ])
 def test_history_questions_and_other_people_give_no_statement(sentence: str) -> None:

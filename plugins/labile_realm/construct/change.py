@@ -38,6 +38,7 @@ from typing import Final
 import attrs
 
 from labile.text.tokenize import content_words, stem
+from labile_realm.retrieve.topic import OCCUPATIONS
 from labile_text.sentences import split_sentences
 
 __all__ = ["CLASSES", "SlotStatement", "read_slots", "replaces", "reports_change"]
@@ -56,6 +57,16 @@ _NUM: Final = (r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|t
 _PET: Final = (r"(?:dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
                r"fish|parrots?|birds?|turtles?|guinea pigs?|horses?|chickens?|goldfish)")
 
+#: Where an utterance starts, before its first content word ("Yep, still …").
+_UTTERANCE_START: Final = (r"^\W*(?:(?:yes|yep|yeah|yup|well|so|and|but|ok|okay|still|now|"
+                           r"currently|just)\W+)*")
+_A_JOB_AT: Final = (rf"(?:still\s+|now\s+)?(?:a|an)\s+(?:\w+\s+){{0,2}}?(?:{OCCUPATIONS})\s+"
+                    r"(?:at|for|with|in)\b")
+#: A job and where it is held: "I'm a nurse at Mass General", or, as chat answers say
+#: it, without a subject ("Yep, still a data analyst at Lakeshore Bank"): the speaker's.
+_JOB_AT: Final = rf"(?:\b{_I}{_BE}\s+|{_UTTERANCE_START}){_A_JOB_AT}"
+_SUBJECTLESS_JOB: Final = re.compile(_UTTERANCE_START + _A_JOB_AT, re.IGNORECASE)
+
 #: (class, pattern). A sentence may state several classes; each gives a slot.
 _CLASS_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (cls, re.compile(p, re.IGNORECASE)) for cls, p in (
@@ -66,6 +77,7 @@ _CLASS_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
                  r"(?:in|based in|living in)\s+(?=(?-i:[A-Z]))"),
         ("home", r"\b(?:my|our)\s+(?:new\s+)?(?:place|apartment|flat|house|home|condo|"
                  r"neighbou?rhood)\s+(?:in|near)\s+(?=(?-i:[A-Z]))"),
+        ("work", _JOB_AT),
         ("work", rf"\b{_SUBJ}\s+(?:work|working|started|starting|start)\s+"
                  r"(?:as|at|for|with)\b"),
         ("work", r"\b(?:my|a|the)\s+(?:new\s+)?(?:job|employer|company|firm)\b"
@@ -286,8 +298,9 @@ def read_slots(sentences: Iterable[str], subject: str | None,
     out: dict[str, SlotStatement] = {}
     for sentence in sentences:
         text = sentence.strip()
-        if not text or text.endswith("?") or not _FIRST_PERSON.search(text) \
-                or _PAST.search(text):
+        subjectless_job = _SUBJECTLESS_JOB.search(text)
+        if not text or text.endswith("?") or _PAST.search(text) \
+                or not (_FIRST_PERSON.search(text) or subjectless_job):
             continue
         cue = bool(_CHANGE_CUE.search(text))
         for cls, pattern in _CLASS_PATTERNS:

@@ -18,8 +18,16 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["question_topics", "statement_topics"]
+__all__ = ["OCCUPATIONS", "question_topics", "statement_topics"]
 
+#: Occupations, for telling a statement of one's job ("I'm a junior planner").
+OCCUPATIONS: Final = (
+    r"analyst|engineer|developer|programmer|designer|nurse|teacher|manager|planner|"
+    r"consultant|lawyer|doctor|accountant|illustrator|writer|researcher|scientist|intern|"
+    r"barista|chef|cook|architect|editor|director|officer|technician|specialist|"
+    r"coordinator|administrator|associate|trainee|apprentice|paramedic|pharmacist|"
+    r"therapist|counsel+or|electrician|plumber|mechanic|driver|clerk|cashier|professor|"
+    r"lecturer")
 _PET: Final = (r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
                r"parrots?|birds?|turtles?|tortoises?|guinea\s+pigs?|horses?|fish")
 
@@ -73,12 +81,7 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
              # "I'm now a data analyst at Acme", "as a junior planner": the speaker's
              # occupation ("found a new piano teacher" is someone else's)
              r"\b(?:I['’]m|I\s+am|as|became|become|now|still)\s+(?:a|an)\s+(?:\w+\s+){0,2}"
-             r"(?:analyst|engineer|developer|programmer|designer|"
-             r"nurse|teacher|manager|planner|consultant|lawyer|doctor|accountant|"
-             r"illustrator|writer|researcher|scientist|intern|barista|chef|cook|architect|"
-             r"editor|director|officer|technician|specialist|coordinator|administrator|"
-             r"associate|trainee|apprentice|paramedic|pharmacist|therapist|counsel+or|"
-             r"electrician|plumber|mechanic|driver|clerk|cashier|professor|lecturer)\b"),
+             rf"(?:{OCCUPATIONS})\b"),
     ("diet", r"\b(?:eat|eats|eating|ate|diet|vegetarian|vegan|pescatarian|meat|fish|"
              r"dairy|cook\w*|meals?|food)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
