@@ -170,3 +170,20 @@ def test_turns_that_only_ask_and_the_agents_own_turns_get_no_lean() -> None:
     assert {"D3:1", "D3:2"} <= set(lean)  # both found
     assert lean["D3:1"] == 0.0 and lean["D3:2"] == 0.0
     assert lean["D2:1"] > 0.0
+
+
+def test_a_search_or_an_intention_gets_no_lean() -> None:
+    """A later turn that tells a search ("I'm looking at flats in Pankow") gets no lean:
+    the home is still the one the earlier turn found."""
+    chat = [
+        (1, [("Ann", "Found a flat! Kreuzberg, two rooms, so happy.")]),
+        (2, [("Ann", "I'm looking at flats in Pankow too, leaning toward a bigger one.")]),
+    ]
+    mem = open_memory()
+    for n, turns in chat:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+    hits = mem.search("Where does Ann live now?", namespace="u", k=4).hits
+    lean = {h.node.sources[0]: h.scores.get("recency", 0.0)
+            for h in hits if h.node.kind == "realm.event"}
+    assert lean["D2:1"] == 0.0
+    assert "D1:1" in lean
