@@ -120,9 +120,11 @@ def test_without_lean_on_topic_the_lean_goes_to_the_latest_turn_of_all() -> None
 
 PRESENT_CHAT = [
     (1, [("Ann", "I work as a nurse at Mass General, night shifts mostly.")]),
-    (2, [("Ann", "Big news, I'm a paramedic with the city now.")]),
+    (2, [("Ann", "Big news, my first paramedic shift with the city is on Monday.")]),
     (3, [("Ann", "I bake bread every weekend these days, sourdough mostly.")]),
 ]
+# the second turn talks about work without a statement of it, so no supersession orders
+# the two: only the lean does
 PRESENT_QUESTION = "What does Ann do for work?"  # present tense, no cue of time
 
 
