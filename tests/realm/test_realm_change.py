@@ -41,6 +41,9 @@ def _slots(sentence: str) -> dict[str, SlotStatement]:
     ("I stopped eating meat in spring.", "diet"),
     ("We got engaged last weekend!", "relationship"),
     ("I drink four cups of coffee a day.", "amount:cup"),
+    # how many we are: a team, a household
+    ("We're 9 people now, we hired a designer.", "amount:people"),
+    ("Shaken. We're 7 again.", "amount:people"),
     ("We have two cats, Miso and Tofu.", "pet:cat"),
     ("We're going to Japan in October.", "plan"),
     ("We cancelled the Japan trip.", "plan"),
@@ -57,6 +60,7 @@ def test_statements_of_one_at_a_time_values_are_read(sentence: str, slot: str) -
     "My sister is a nurse at the clinic.",
     "Found a new piano teacher at the school.",
     "The weather was lovely today.",      # no slot
+    "We're 30 minutes away.",             # a distance, not how many we are
 ])
 def test_history_questions_and_other_people_give_no_statement(sentence: str) -> None:
     assert read_slots([sentence], "Ann") == []
@@ -80,6 +84,14 @@ def test_loose_classes_need_a_cue_or_closeness() -> None:
     assert replaces(new_cued, old, 0.0)
     assert not replaces(new_plain, old, 0.1)
     assert replaces(new_plain, old, 0.9)
+
+
+def test_how_many_we_are_changes_when_told_again_differently() -> None:
+    """ "We're 9 people now" → "we're 7 again": "again" says it changed back."""
+    nine = _slots("We're 9 people now, we hired a designer.")["amount:people"]
+    seven = _slots("Shaken. We're 7 again.")["amount:people"]
+    assert replaces(seven, nine, 0.0)
+    assert not replaces(_slots("We're 9 people, it's a lot.")["amount:people"], nine, 0.0)
 
 
 def test_a_plan_is_replaced_by_its_cancellation_only() -> None:

@@ -67,6 +67,14 @@ _A_JOB_AT: Final = (rf"(?:still\s+|now\s+)?(?:a|an)\s+(?:\w+\s+){{0,2}}?(?:{OCCU
 _JOB_AT: Final = rf"(?:\b{_I}{_BE}\s+|{_UTTERANCE_START}){_A_JOB_AT}"
 _SUBJECTLESS_JOB: Final = re.compile(_UTTERANCE_START + _A_JOB_AT, re.IGNORECASE)
 
+#: How many we are (a team, a household): "we're 9 people now", "we're at 7", "we're 7
+#: again". Its slot's key is ``people``.
+_GROUP_SIZE: Final = re.compile(
+    r"\bwe['’]re\s+(?:now\s+|at\s+|down\s+to\s+|up\s+to\s+|back\s+to\s+)?"
+    r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty)\b"
+    r"(?=\s*(?:people|persons|of\s+us|now|again|total|in\s+total|btw|[.,!;]|$))",
+    re.IGNORECASE)
+
 #: (class, pattern). A sentence may state several classes; each gives a slot.
 _CLASS_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (cls, re.compile(p, re.IGNORECASE)) for cls, p in (
@@ -102,6 +110,7 @@ _CLASS_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
                    r"classes|servings|pounds|kilos|kg|books|episodes)\b"
                    r"(?:\s+of\s+\w+)?(?:\s+(?:a|an|per|each|every)\s+\w+)?"),
         ("amount", r"\b(?:once|twice|daily|weekly|every (?:day|morning|night|week|weekend))\b"),
+        ("amount", _GROUP_SIZE.pattern),
         ("pet", rf"\b(?:{_NUM}\s+(?:\w+\s+)?{_PET}|{_PET}\s+(?:named|called)\s+\w+|"
                 rf"(?:adopted|got|have|has|lost)\s+(?:a|an|another|our|my)\s+(?:new\s+)?{_PET})"),
         ("plan", r"\b(?:cancel(?:l?ed|l?ing)?|called off|call(?:ing)? off|postponed?|"
@@ -121,7 +130,7 @@ _CHANGE_CUE: Final = re.compile(
     r"back)|became|turned|officially|finally|cancel\w*|called off|postponed|pushed back|"
     r"rescheduled?|fell through|since then|left|broke up|split up|adopted|another|nope|"
     r"not any ?more|deferr\w*|pushing (?:it|that|the \w+)|outgrew|sold|dropped|upped|"
-    r"more like|done with|backed out|no more|separat\w+|except now)\b",
+    r"more like|done with|backed out|no more|separat\w+|except now|again)\b",
     re.IGNORECASE,
 )
 #: The cues of `_CHANGE_CUE` that say a value *ended* or was replaced, for a change told
@@ -268,6 +277,8 @@ def _key(cls: str, sentence: str) -> str:
         return {"puppy": "dog", "puppies": "dog", "kitten": "cat", "kittens": "cat",
                 "bunny": "rabbit", "bunnies": "rabbit"}.get(word, stem(word))
     if cls == "amount":
+        if _GROUP_SIZE.search(sentence) and not _AMOUNT_HEAD.search(sentence):
+            return "people"
         m = _AMOUNT_HEAD.search(sentence)
         if m is None:
             return "often"
