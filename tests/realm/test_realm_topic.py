@@ -28,6 +28,7 @@ from labile_realm.retrieve.topic import question_topics, statement_topics
     ("How many miles a week is Ann running now?", {"exercise"}),
     ("Is Ann still going to Iceland?", {"trip"}),
     ("How many cigarettes does Ann smoke a day?", {"habit"}),
+    ("What kind of music does Ann make these days?", {"music"}),
     # no kind of value: the lean is left as it is
     ("When did the app go live?", set()),
     ("What does Ann do on Sundays now?", set()),
@@ -47,6 +48,7 @@ def test_the_kind_of_value_a_question_asks_for(question: str, kinds: set[str]) -
     ("Back on the wall, easy routes once a week.", "exercise"),
     ("Bad news. We cancelled Iceland.", "trip"),
     ("Day 19 with no cigarettes! Patches are working.", "habit"),
+    ("I joined a choir instead, it meets on Tuesdays.", "music"),
 ])
 def test_the_kinds_a_stored_text_talks_about(text: str, kind: str) -> None:
     assert kind in statement_topics(text)

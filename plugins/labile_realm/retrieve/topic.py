@@ -6,7 +6,7 @@ should then pick the latest statement *about that*, not the latest turn that
 happens to share a word ("I cook every night now"). This module names a few
 kinds of value that change over months in a person's life — home, work, diet,
 relationship, pets, getting around, health, exercise, trips, habits (smoking, coffee,
-drink) — by the everyday English words for
+drink), music — by the everyday English words for
 them: `question_topics` reads a question's kinds from the words that ask for
 them, `statement_topics` a stored text's from the wider set of words that talk
 about them ("we signed a lease", "my first shift"). A question whose kind is
@@ -54,6 +54,8 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|visit\w*|"
              r"itinerary)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
+    ("music", r"\b(?:music|band|choir|sing|sings|singing|guitar|piano|violin|drums|"
+              r"concerts?|gigs?|songs?)\b"),
     ("habit", r"\b(?:smoke|smokes|smoking|cigarettes?|vape|vaping|drink|drinks|drinking|"
               r"coffee|caffeine|alcohol|beer|wine|cups?)\b"),
     ("exercise", r"\b(?:run|runs|running|miles|race|marathon|training|train|climb|climbs|"
@@ -95,6 +97,9 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|flew|"
              r"visit\w*|itinerary|cancel\w*|called\s+off|postponed?|book(?:ed|ing)?|"
              r"hotel|airbnb)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
+    ("music", r"\b(?:music\w*|band|bands|choir|sing|sings|singing|sang|singer|guitar|piano|"
+              r"violin|cello|drums?|drummer|concerts?|gigs?|songs?|rehears\w*|lessons?|"
+              r"teacher|recital|album)\b"),
     ("habit", r"\b(?:smok\w*|cigarettes?|vap\w*|patch(?:es)?|nicotine|drink|drinks|drinking|"
               r"drank|coffees?|caffeine|espresso|alcohol|beers?|wine|booze|sober|cups?|"
               r"red\s+bulls?|energy\s+drinks?|cravings?)\b"),
