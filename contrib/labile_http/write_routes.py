@@ -242,4 +242,6 @@ async def undo_edge(request: Request) -> Response:
     ns = ctx.namespace(p.text("namespace"))
     edge_id = p.text("id", required=True, max_chars=3000)
     # Serialised with every other write by the memory's write lock, taken in the thread.
-    return JSONResponse(await ctx.in_thread(views.undo_last_edit, ctx.memory, ns, edge_id))
+    # it rebuilds the components: alone, so that no search runs on half-swapped ones
+    return JSONResponse(await ctx.amem.run_exclusive(views.undo_last_edit, ctx.memory, ns,
+                                                     edge_id))

@@ -132,6 +132,12 @@ class AsyncMemory:
         """`Memory.purge`, run alone like `forget`."""
         await self._write(self.memory.purge, namespace, erase=erase, exclusive=True)
 
+    async def run_exclusive(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` in the pool alone, like `forget`: after the calls in
+        flight, before any new one. For a write of the application's own that also
+        rebuilds components (an HTTP undo of an edge's edit): no search runs beside it."""
+        return await self._write(fn, *args, exclusive=True, **kwargs)
+
     async def stats(self, namespace: str | None = None) -> dict[str, Any]:
         """`Memory.stats`."""
         return await self._read(self.memory.stats, namespace)

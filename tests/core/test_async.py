@@ -284,3 +284,35 @@ def test_forget_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
     asyncio.run(main())
     assert timeline == [("search", "start"), ("search", "end"), ("forget", "start"),
                         ("forget", "end"), ("search", "start"), ("search", "end")]
+
+
+def test_run_exclusive_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
+    """An application's own write that rebuilds components (the HTTP undo) runs alone."""
+    memory = Memory.open(TABLE)
+    memory.add(observations(["a cat named Pixel", "a dog named Rex"]), namespace="u1")
+    gate = threading.Event()
+    timeline: list[tuple[str, str]] = []
+    searches = instrument(memory, "search", gate, timeline)
+
+    def rebuild() -> str:
+        timeline.append(("rebuild", "start"))
+        memory.reload_components()
+        timeline.append(("rebuild", "end"))
+        return "done"
+
+    async def main() -> None:
+        async with AsyncMemory(memory) as amem:
+            before = asyncio.create_task(amem.search("cat", namespace="u1"))
+            await asyncio.to_thread(searches["entered"].wait, WAIT_S)
+            own = asyncio.create_task(amem.run_exclusive(rebuild))
+            await asyncio.sleep(0.01)
+            after = asyncio.create_task(amem.search("cat", namespace="u1"))
+            await asyncio.sleep(0.01)
+            assert not own.done() and ("rebuild", "start") not in timeline
+            gate.set()
+            assert await own == "done"
+            await asyncio.gather(before, after)
+
+    asyncio.run(main())
+    assert timeline == [("search", "start"), ("search", "end"), ("rebuild", "start"),
+                        ("rebuild", "end"), ("search", "start"), ("search", "end")]
