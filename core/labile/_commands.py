@@ -24,10 +24,11 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
-from labile._errors import LabileError
+from labile._errors import InputError, LabileError
 
 if TYPE_CHECKING:
     from labile._memory import Memory
@@ -69,6 +70,21 @@ class RegisterCommand(Protocol):
 def echo(text: str = "") -> None:
     """Write one line of a command's output to stdout (logs go to stderr)."""
     sys.stdout.write(text + "\n")
+
+
+def time_option(text: str | None, flag: str) -> datetime | None:
+    """The value of a time option (``--as-of``, ``--now``): an ISO 8601 time with a UTC
+    offset, or ``None`` when not given; an `InputError` naming ``flag`` otherwise."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{flag} {text!r} is not an ISO 8601 time "
+                         "(e.g. 2025-03-01T12:00:00+00:00)") from None
+    if when.tzinfo is None:
+        raise InputError(f"{flag} {text!r} has no UTC offset: add one, e.g. {text}+00:00")
+    return when
 
 
 def add_memory_options(parser: argparse.ArgumentParser, *, env: bool = True) -> None:

@@ -43,6 +43,7 @@ from labile._commands import (
     echo,
     open_memory,
     require_namespace,
+    time_option,
 )
 from labile._config import structure_options
 from labile._convert import (
@@ -140,6 +141,7 @@ __all__ = [
     "collect", "component_field", "cosine", "echo", "edge_id", "embed_queries",
     "get_logger", "get_plugin_manager", "holds_store", "hookimpl", "load_report",
     "nested_kind", "observation_chars", "open_memory", "require_namespace",
-    "rrf", "runtime_field", "runtime_only", "structure_options", "superseded", "upper_bound",
+    "rrf", "runtime_field", "runtime_only", "structure_options", "superseded", "time_option",
+    "upper_bound",
     "utcnow", "zscores",
 ]

@@ -13,7 +13,6 @@ import argparse
 import itertools
 import json
 import time
-from datetime import datetime
 
 from labile import plugins_disabled, read_toml, resolve
 from labile.plugin import (
@@ -21,7 +20,6 @@ from labile.plugin import (
     DEFAULT_K,
     HIDDEN_AT,
     Embedder,
-    InputError,
     RegisterCommand,
     add_memory_options,
     build_registries,
@@ -29,6 +27,7 @@ from labile.plugin import (
     get_plugin_manager,
     open_memory,
     require_namespace,
+    time_option,
 )
 
 __all__ = ["register_pipeline_commands"]
@@ -87,20 +86,6 @@ def _opts_search(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", help="what to look for, in natural language")
 
 
-def _as_of(text: str | None) -> datetime | None:
-    """``--as-of``: an ISO 8601 time with a UTC offset (``InputError`` naming it if not)."""
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"--as-of {text!r} is not an ISO 8601 time "
-                         "(e.g. 2025-03-01T12:00:00+00:00)") from None
-    if when.tzinfo is None:
-        raise InputError(f"--as-of {text!r} has no UTC offset: add one, e.g. {text}+00:00")
-    return when
-
-
 def _opts_stats(p: argparse.ArgumentParser) -> None:
     add_memory_options(p)
     p.add_argument("--namespace", "-n", help="only this namespace (default: the whole store)")
@@ -146,7 +131,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from labile_io.hits import search_payload
     from labile_io.render import hit_text
 
-    as_of = _as_of(args.as_of)
+    as_of = time_option(args.as_of, "--as-of")
     with open_memory(args) as memory:
         require_namespace(memory, args.namespace)
         load_ms = _load_model(memory.embedder)

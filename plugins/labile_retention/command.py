@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime
 from typing import Any
 
-from labile.plugin import InputError, add_memory_options, echo, open_memory, require_namespace
+from labile.plugin import (
+    InputError,
+    add_memory_options,
+    echo,
+    open_memory,
+    require_namespace,
+    time_option,
+)
 from labile_retention.apply import (
     REASONS,
     RetentionReport,
@@ -71,22 +77,10 @@ def _policy(args: argparse.Namespace) -> RetentionPolicy | None:
     return RetentionPolicy.from_mapping(given) if given else None
 
 
-def _now(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"--now must be an ISO 8601 time, got {text!r}") from None
-    if when.tzinfo is None:
-        raise InputError(f"--now needs a time zone (e.g. {text}+00:00), got {text!r}")
-    return when
-
-
 def run_retain(args: argparse.Namespace) -> int:
     """Apply, preview, save or restore; print the report."""
     policy = _policy(args)
-    now = _now(args.now)
+    now = time_option(args.now, "--now")
     if args.restore and (policy is not None or args.save):
         raise InputError("--restore takes no rules and no --save: restore, then apply "
                          "the new rules")

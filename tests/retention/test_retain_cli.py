@@ -77,8 +77,8 @@ def test_save_apply_restore(store: str, capsys: pytest.CaptureFixture[str]) -> N
     (("--restore", "--unused-days", "3"), "--restore takes no rules"),
     (("--save",), "--save needs at least one rule"),
     (("--reason", "unused"), "--reason is for --restore"),
-    (("--unused-days", "3", "--now", "2025-01-01"), "--now needs a time zone"),
-    (("--unused-days", "3", "--now", "soon"), "--now must be an ISO 8601 time"),
+    (("--unused-days", "3", "--now", "2025-01-01"), "has no UTC offset"),
+    (("--unused-days", "3", "--now", "soon"), "--now 'soon' is not an ISO 8601 time"),
 ])
 def test_bad_input_exits_2_naming_the_problem_and_keeps_the_store(
     store: str, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
