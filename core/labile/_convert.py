@@ -154,25 +154,37 @@ def bounded(low: float, high: float, *, or_none: bool = False) -> Bounds:
     return Bounds(low, high, or_none)
 
 
-def upper_bound(field: attrs.Attribute[Any]) -> float | None:
-    """The largest value ``field``'s validators allow, ``None`` if they set no bound.
+def option_range(field: attrs.Attribute[Any]) -> tuple[float | None, float | None]:
+    """The least and the largest value ``field``'s validators allow (``None`` where they
+    set no bound).
 
-    Understands `bounded`, ``attrs.validators.le`` / ``lt``, and those inside
-    ``and_`` (a list of validators) and ``optional``.
+    Understands `bounded`, ``attrs.validators.ge`` / ``gt`` / ``le`` / ``lt`` (a strict
+    bound is reported as the bound itself), and those inside ``and_`` (a list of
+    validators) and ``optional``.
     """
-    bounds: list[float] = []
+    lows: list[float] = []
+    highs: list[float] = []
     pending: list[Any] = [field.validator]
     while pending:
         validator = pending.pop()
         if isinstance(validator, Bounds):
-            bounds.append(validator.high)
+            lows.append(validator.low)
+            highs.append(validator.high)
         elif getattr(validator, "compare_op", None) in ("<=", "<"):
-            bounds.append(validator.bound)
+            highs.append(validator.bound)
+        elif getattr(validator, "compare_op", None) in (">=", ">"):
+            lows.append(validator.bound)
         pending.extend(getattr(validator, "_validators", ()))  # and_
         inner = getattr(validator, "validator", None)  # optional
         if inner is not None:
             pending.extend(inner if isinstance(inner, list | tuple) else [inner])
-    return min(bounds) if bounds else None
+    return (max(lows) if lows else None, min(highs) if highs else None)
+
+
+def upper_bound(field: attrs.Attribute[Any]) -> float | None:
+    """The largest value ``field``'s validators allow, ``None`` if they set no bound
+    (`option_range`)."""
+    return option_range(field)[1]
 
 
 def runtime_field(**kwargs: Any) -> Any:

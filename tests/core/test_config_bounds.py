@@ -10,13 +10,14 @@ from typing import Any
 
 import attrs
 import pytest
+from attrs.validators import ge, gt, le, lt, optional
 from hypothesis import given
 from hypothesis import strategies as st
 
 from labile._config import MAX_DEPTH, read_toml, resolve
 from labile._errors import ConfigError
 from labile._registry import Component
-from labile.plugin import bounded, upper_bound
+from labile.plugin import bounded, option_range, upper_bound
 from labile.testing import make_registries
 from labile_cli import main, one_line
 
@@ -51,8 +52,31 @@ def test_every_default_is_within_its_bounds(comp: Component[Any]) -> None:
     default = comp.config()
     for field in _numbers(comp):
         value = getattr(default, field.name)
-        bound = upper_bound(field)
-        assert value is None or bound is None or value <= bound
+        low, high = option_range(field)
+        assert value is None or high is None or value <= high
+        assert value is None or low is None or value >= low
+
+
+def test_option_range_reads_every_kind_of_bound() -> None:
+    @attrs.define
+    class Options:
+        size: int = attrs.field(default=1, validator=bounded(1, 9))
+        share: float = attrs.field(default=0.5, validator=[ge(0.0), le(1.0)])
+        band: float = attrs.field(default=1.0, validator=gt(0.0))
+        cap: int | None = attrs.field(default=None, validator=optional(lt(10)))
+        name: str = "x"
+
+    ranges = {f.name: option_range(f) for f in attrs.fields(Options)}
+    assert ranges == {"size": (1, 9), "share": (0.0, 1.0), "band": (0.0, None),
+                      "cap": (None, 10), "name": (None, None)}
+    assert [upper_bound(f) for f in attrs.fields(Options)] == [9, 1.0, None, 10, None]
+
+
+def test_the_component_reference_shows_the_allowed_range() -> None:
+    from labile_io.render import components_markdown
+
+    page = components_markdown(_REGISTRIES, ["embedder"])
+    assert "| `threads` | `int` | `2` | 1 to 256 |" in page
 
 
 def _check(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> tuple[int, str]:
