@@ -27,7 +27,7 @@ present tense without a cue ("Where does she live?") only has the hits about
 the kind it asks for among the first few (``present_head``) ordered latest
 first: nothing enters or leaves the head of the list. Only turns that state
 something lean (`labile_realm.retrieve.validity.states_something`: not a turn
-that only asks, not the agent's own turns).
+that only asks, not the agent's own turns, not a search or an intention).
 """
 
 from __future__ import annotations
