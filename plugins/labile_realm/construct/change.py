@@ -277,11 +277,9 @@ def _key(cls: str, sentence: str) -> str:
         return {"puppy": "dog", "puppies": "dog", "kitten": "cat", "kittens": "cat",
                 "bunny": "rabbit", "bunnies": "rabbit"}.get(word, stem(word))
     if cls == "amount":
-        if _GROUP_SIZE.search(sentence) and not _AMOUNT_HEAD.search(sentence):
-            return "people"
         m = _AMOUNT_HEAD.search(sentence)
         if m is None:
-            return "often"
+            return "people" if _GROUP_SIZE.search(sentence) else "often"
         return stem(m.group(1).casefold())
     return ""
 
@@ -309,9 +307,10 @@ def read_slots(sentences: Iterable[str], subject: str | None,
     out: dict[str, SlotStatement] = {}
     for sentence in sentences:
         text = sentence.strip()
-        subjectless_job = _SUBJECTLESS_JOB.search(text)
+        # a job said without a subject is the speaker's too (read only when no first
+        # person is named: most sentences stop at the first test)
         if not text or text.endswith("?") or _PAST.search(text) \
-                or not (_FIRST_PERSON.search(text) or subjectless_job):
+                or not (_FIRST_PERSON.search(text) or _SUBJECTLESS_JOB.search(text)):
             continue
         cue = bool(_CHANGE_CUE.search(text))
         for cls, pattern in _CLASS_PATTERNS:
