@@ -32,7 +32,7 @@ from labile_realm.retrieve.validity import (
 from labile_realm.schema import EVENT, SUPERSEDES
 
 
-def _event(nid: str, text: str, days: int, speaker: str = "Ann", **attrs: Any) -> Node:
+def _event(nid: str, text: str, days: float, speaker: str = "Ann", **attrs: Any) -> Node:
     when = T0 + timedelta(days=days)
     return Node(id=nid, kind=EVENT, content=text, time_start=when, created_at=when,
                 attrs={"speaker": speaker, "said_at": when.isoformat(), **attrs})
@@ -68,6 +68,38 @@ def test_only_an_earlier_current_statement_of_the_same_speaker_is_replaced(old: 
     assert implied_supersession(NEW, _nearest((old, 0.9))).edges == ()
 
 
+def test_a_change_about_one_kind_of_value_ends_no_statement_about_another() -> None:
+    """A choir "instead" of the band ends the band, not the flat found last month,
+    even where the flat is closer in meaning."""
+    flat = _event("flat", "I found a room! shared flat in Ruzafa, moving Sept 1", 0)
+    band = _event("band", "rehearsal every Thursday, we have a gig on Friday", 0)
+    choir = _event("choir", "it was time. I joined a choir instead, it meets Tuesdays", 60)
+    change = implied_supersession(choir, _nearest((flat, 0.7), (band, 0.5)))
+    assert [n.id for n in change.nodes] == ["band"]
+    # a statement of no known kind can still be what the change is about
+    plain = _event("plain", "Thursdays are my favourite night", 0)
+    assert [n.id for n in implied_supersession(choir, _nearest((plain, 0.5))).nodes] \
+        == ["plain"]
+
+
+def test_a_change_told_again_in_the_same_session_does_not_end_the_first_telling() -> None:
+    """ "ok change of plans, I'm deferring law school to January" and, a minute later,
+    "the school lets me start in the spring term instead": one change told twice, and
+    the first telling stays current; a plain statement of the same session can be
+    ended ("keto breakfast" then "I'm done with keto")."""
+    first = _event("first", "ok change of plans. I'm deferring law school to January", 30,
+                   session="D4")
+    a_minute = 1 / 1440
+    again = _event("again", "the school lets me start in the spring term instead",
+                   30 + a_minute, session="D4")
+    assert reports_change(first.content or "")
+    assert implied_supersession(again, _nearest((first, 0.8))).edges == ()
+    keto = _event("keto", "eggs and bacon, water. Keto is going fine", 30, session="D4")
+    done = _event("done", "I think I'm done with keto, I'll eat normal again", 30 + a_minute,
+                  session="D4")
+    assert [n.id for n in implied_supersession(done, _nearest((keto, 0.8))).nodes] == ["keto"]
+
+
 @pytest.mark.parametrize("agent", ["assistant", "AI", "bot"])
 def test_the_agents_own_turns_replace_nothing(agent: str) -> None:
     """Advice ("let's swap the night-walk cigarette for something else") reports no
@@ -92,7 +124,7 @@ def test_the_turns_own_words_decide_when_given() -> None:
     """``own_words`` re-scores the licit candidates: close stored descriptions with
     unrelated words replace nothing, and the closest in words is the one replaced."""
     coffee = _event("coffee", "I'm at 3 cups of coffee a day", 0)
-    run = _event("run", "I run twice a week", 5)
+    run = _event("run", "I read twice a week", 5)
     asked: list[list[str]] = []
 
     def words(event: Node, others: Any) -> list[float]:
@@ -160,7 +192,7 @@ _CANDIDATE = st.tuples(st.sampled_from(["Ann", "Bo"]), st.integers(-30, 30),
 def test_at_most_one_replacement_and_only_a_licit_one(cands: list[Any], floor: float) -> None:
     """Whatever the neighbours: one node at most, of the same speaker, said
     before, a statement, the most similar such one, and at or above the floor."""
-    nodes = [(_event(f"n{i}", "I have a cat", 60 + d, speaker=who,
+    nodes = [(_event(f"n{i}", "I have three", 60 + d, speaker=who,
                      **({"act": "question"} if asks else {})), sim)
              for i, (who, d, sim, asks) in enumerate(cands)]
     change = implied_supersession(NEW, _nearest(*nodes), min_similarity=floor)

@@ -206,6 +206,10 @@ def test_seeding_an_empty_namespace_is_empty() -> None:
 def test_offline_planner_derives_plan_from_question() -> None:
     assert question_keywords("What did Ann adopt in March 2024?")[:1] == ("Ann",)
     assert "what" not in {k.lower() for k in question_keywords("What did Ann adopt?")}
+    # the frame of a question is not its subject: "kind of" / "these days" match any turn
+    assert question_keywords("What kind of music does Ann make these days?") \
+        == ("Ann", "music", "make")
+    assert question_keywords("Does Ann climb any more?") == ("Ann", "climb")
     assert question_node_types("What does Ann like to cook?") >= {"realm.event", "realm.fact"}
     assert "realm.fact" not in question_node_types("When did Ann go to the beach?")
     assert "realm.entity" in question_node_types("Who adopted the dog?")

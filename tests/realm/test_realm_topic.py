@@ -67,6 +67,9 @@ def test_small_talk_talks_about_no_kind() -> None:
     ("The cat is thrilled I'm home more.", "home"),
     # someone else's occupation
     ("Found a new piano teacher though!", "work"),
+    # a value named as a former one
+    ("I miss the lake. I don't miss my old landlord", "home"),
+    ("My ex-boss called, weird.", "work"),
 ])
 def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
     assert kind not in statement_topics(text)
@@ -78,6 +81,9 @@ def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
     ("Greetings from our new place in Pittsburgh!", "home"),
     ("Yep, still a data analyst at the bank.", "work"),
     ("Looking at apartments this weekend.", "home"),
+    # the old one still held, and "old" of an age
+    ("yep, still in my old room in Benimaclet", "home"),
+    ("I'm 30 years old and live in Lyon", "home"),
 ])
 def test_the_same_words_that_do_talk_about_the_kind(text: str, kind: str) -> None:
     assert kind in statement_topics(text)
@@ -191,3 +197,26 @@ def test_a_search_or_an_intention_gets_no_lean() -> None:
             for h in hits if h.node.kind == "realm.event"}
     assert lean["D2:1"] == 0.0
     assert "D1:1" in lean
+
+
+def test_a_turn_that_tells_how_things_used_to_be_gets_no_lean_about_now() -> None:
+    """ "Ten minutes! I used to do two miles" names the old value: a question about now
+    leans to the earlier turn that states the new one, a question about then still
+    leans to the turn that tells the past."""
+    chat = [
+        (1, [("Ann", "Walking two miles before breakfast every day.")]),
+        (2, [("Bo", "the physio wants you walking 10 minutes twice a day for now"),
+             ("Ann", "Ten minutes! I used to do two miles before breakfast")]),
+    ]
+    mem = open_memory()
+    for n, turns in chat:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+
+    def lean(question: str) -> dict[str, float]:
+        hits = mem.search(question, namespace="u", k=4).hits
+        return {h.node.sources[0]: h.scores.get("recency", 0.0)
+                for h in hits if h.node.kind == "realm.event"}
+
+    now = lean("How much walking is Ann doing these days?")
+    assert now["D2:2"] == 0.0 and now["D2:1"] > 0.0
+    assert "D2:2" in lean("How far did Ann use to walk before?")

@@ -37,6 +37,7 @@ from labile.plugin import Node, superseded
 from labile.text.tokenize import content_words, stem
 from labile_realm.construct.change import SlotStatement, read_slots, replaces, reports_change
 from labile_realm.construct.ops import EdgeOp
+from labile_realm.retrieve.topic import statement_topics
 from labile_realm.schema import EVENT, FACT, SUPERSEDES, is_agent
 from labile_text.sentences import split_sentences
 
@@ -230,6 +231,16 @@ def implied_supersession(
     licit = [(node, sim) for node, sim in nearest(event)
              if node.id != event.id and node.attrs.get("speaker") == speaker
              and _statement_event(node) and node.learned_at < said and node.is_current()]
+    # a change about one kind of value (a choir "instead" of a band) does not end a
+    # statement about another (the new flat); a text of no known kind can be about anything
+    kinds = statement_topics(event.content or "")
+    if kinds:
+        licit = [(node, sim) for node, sim in licit
+                 if not (other := statement_topics(node.content or "")) or other & kinds]
+    session = event.attrs.get("session")
+    if session is not None:
+        licit = [(node, sim) for node, sim in licit if node.attrs.get("session") != session
+                 or not reports_change(node.content or "")]
     if own_words is not None and licit:
         # the statement a change is about is among the few closest in the stored vectors
         # too; each candidate re-scored costs an embedding (5 vs all: same edges on the

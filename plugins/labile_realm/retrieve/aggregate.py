@@ -49,6 +49,7 @@ from labile_realm.retrieve.validity import (
     read_tense,
     recency_prior,
     states_something,
+    tells_now,
 )
 from labile_realm.schema import kind_name
 
@@ -165,7 +166,8 @@ class Aggregate:
                 _order_present(pool, query.text, self.config.present_recency_weight,
                                self.config.present_head, self.config.recency_band)
             else:
-                leaning = [h for h in pool if states_something(h)]
+                leaning = [h for h in pool
+                           if (tells_now(h) if tense == "now" else states_something(h))]
                 if tense == "now" and self.config.lean_on_topic:
                     leaning = _on_topic(leaning, query.text)
                 recency_prior(leaning, tense, self.config.recency_weight,
@@ -219,7 +221,7 @@ def _order_present(hits: list[Hit], question: str, weight: float, k: int,
         return
     best = sorted(hits, key=lambda h: (-h.score, h.node.id))[:k]
     about = [h for h in best
-             if states_something(h) and statement_topics(h.node.content) & wanted]
+             if tells_now(h) and statement_topics(h.node.content) & wanted]
     recency_prior(about, "now", weight, len(about), band)
 
 

@@ -185,11 +185,21 @@ def question_keywords(text: str, limit: int = 12) -> tuple[str, ...]:
 
     for ent in named_entities(text):
         push(ent.name)
+    text = _FRAME.sub(" ", text)
     for phrase in keyphrases(text, k=6):
         push(phrase)
     for word in content_words(text):
         push(word)
     return tuple(out[:limit])
+
+
+#: The frame of a question rather than its subject: "what kind of music" asks about
+#: music, "these days" / "at the moment" about the present. As keywords they match any
+#: turn that says "kind of" or "days" (BM25 weighs such rarer words highly).
+_FRAME = re.compile(
+    r"\b(?:(?:kinds?|sorts?|types?)\s+of|these\s+days|at\s+the\s+moment|right\s+now|"
+    r"any\s*more|nowadays|currently|at\s+present)\b",
+    re.IGNORECASE)
 
 
 #: Wording that asks about something stable (a preference, identity, possession,

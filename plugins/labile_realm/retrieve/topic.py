@@ -77,7 +77,7 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("work", r"\b(?:job|jobs|hired|offer|role|position|promot\w+|"
              r"manager|company|firm|office|boss|colleagues?|co-?workers?|shifts?|career|"
              r"quit|notice|resign\w*|laid\s+off|intern\w*|salary|interview\w*|clients?|"
-             r"employer|startup|contract|team\s+lead|lead)\b|"
+             r"employer|startup|contract|team\s+lead|lead|co-?working)\b|"
              r"\b(?:work|works|working|worked)\s+(?:as|at|for|in|with)\b|"
              r"\b(?:my|new|of)\s+work\b|"
              # "I'm now a data analyst at Acme", "as a junior planner": the speaker's
@@ -115,6 +115,16 @@ def question_topics(question: str) -> frozenset[str]:
     return frozenset(kind for kind, pattern in _ASKS.items() if pattern.search(question))
 
 
+#: What was: "my old landlord", "the former office", "my ex-boss" talk about a value
+#: that no longer holds, so they are not talk about the current one ("still in my old
+#: room" is the current one).
+_FORMER: Final = re.compile(
+    r"(?<!still\sin\s)(?<!still\sat\s)\b(?:my|our|his|her|their|the)\s+"
+    r"(?:old|former|previous|ex)(?:\s+|-)\w+", re.IGNORECASE)
+
+
 def statement_topics(text: str) -> frozenset[str]:
-    """The kinds of value a stored ``text`` talks about (empty when none)."""
+    """The kinds of value a stored ``text`` talks about (empty when none); a value
+    named as a former one ("my old landlord") does not count."""
+    text = _FORMER.sub(" ", text)
     return frozenset(kind for kind, pattern in _TALKS.items() if pattern.search(text))
