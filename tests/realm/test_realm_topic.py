@@ -29,6 +29,15 @@ from labile_realm.retrieve.topic import question_topics, statement_topics
     ("Is Ann still going to Iceland?", {"trip"}),
     ("How many cigarettes does Ann smoke a day?", {"habit"}),
     ("What kind of music does Ann make these days?", {"music"}),
+    # other everyday wordings of the same kinds
+    ("What does Ann do for a living now?", {"work"}),
+    ("How much does Ann earn now?", {"work"}),
+    ("Where is Ann based now?", {"home"}),
+    ("Is Ann still seeing Theo?", {"relationship"}),
+    ("Is Ann still with Mark?", {"relationship"}),
+    ("What does Ann have for breakfast nowadays?", {"diet"}),
+    ("What instrument does Ann play these days?", {"music"}),
+    ("How is Ann getting to school now?", {"transport"}),
     # no kind of value: the lean is left as it is
     ("When did the app go live?", set()),
     ("What does Ann do on Sundays now?", set()),
@@ -81,6 +90,7 @@ def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
     ("Greetings from our new place in Pittsburgh!", "home"),
     ("Yep, still a data analyst at the bank.", "work"),
     ("Looking at apartments this weekend.", "home"),
+    ("I've been seeing Theo for a month, second date went great", "relationship"),
     # the old one still held, and "old" of an age
     ("yep, still in my old room in Benimaclet", "home"),
     ("I'm 30 years old and live in Lyon", "home"),

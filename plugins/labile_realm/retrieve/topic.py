@@ -35,26 +35,31 @@ _PET: Final = (r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bun
 #: for work; "What does she do on Sundays / for fun?" does not.
 _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     # "go live" (a launch) is not about a home
-    ("home", r"\b(?:(?<!go\s)(?<!goes\s)(?<!went\s)live|lives|living|home|address|"
+    ("home", r"\b(?:(?<!go\s)(?<!goes\s)(?<!went\s)live|lives|(?<!a\s)living|home|address|"
              r"apartment|flat|house|neighbou?rhood|"
-             r"reside\w*|roommates?|flatmates?|housemates?)\b"),
+             r"reside\w*|roommates?|flatmates?|housemates?|landlord|based|staying)\b"),
     ("work", r"\b(?:job|jobs|work|works|working|career|employ\w*|employer|company|office|"
-             r"position|title|occupation|profession|boss)\b|"
+             r"position|title|occupation|profession|boss|role|team|earn|earns|salary)\b|"
+             r"\bfor\s+a\s+living\b|"
              r"\bwhat\s+(?:does|do)\s+\w+(?:\s+\w+)?\s+do\b"
              r"(?!\s+(?:on|at|in|with|for\s+fun))|"
              # "Is she still at Google?": where one works
              r"\b(?:still|now)\s+at\s+(?:the\s+)?(?-i:[A-Z])"),
-    ("diet", r"\b(?:eat|eats|eating|diet|vegetarian|vegan|pescatarian|meat)\b"),
+    ("diet", r"\b(?:eat|eats|eating|diet|vegetarian|vegan|pescatarian|meat|breakfast|"
+             r"lunch|dinner|food|meals?)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
-                     r"engaged|divorced|relationship|spouse|fianc\w+)\b"),
+                     r"engaged|divorced|relationship|spouse|fianc\w+|seeing)\b|"
+                     # "Is she still with Mark?"
+                     r"\bstill\s+with\s+(?-i:[A-Z])"),
     ("pet", rf"\b(?:{_PET})\b"),
-    ("transport", r"\b(?:commute|commuting|get\s+to\s+(?:work|school|the\s+office)|"
-                  r"gets\s+to\s+(?:work|school|the\s+office)|drive|drives|car|bus|train|"
+    ("transport", r"\b(?:commute|commuting|"
+                  r"(?:get|gets|getting)\s+to\s+(?:work|school|the\s+office)|"
+                  r"drive|drives|car|bus|train|"
                   r"bike|cycle|cycling)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|visit\w*|"
              r"itinerary)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
-    ("music", r"\b(?:music|band|choir|sing|sings|singing|guitar|piano|violin|drums|"
+    ("music", r"\b(?:music|band|choir|sing|sings|singing|guitar|piano|violin|drums|instruments?|"
               r"concerts?|gigs?|songs?)\b"),
     ("habit", r"\b(?:smoke|smokes|smoking|cigarettes?|vape|vaping|drink|drinks|drinking|"
               r"coffee|caffeine|alcohol|beer|wine|cups?)\b"),
@@ -88,7 +93,8 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
              r"dairy|cook\w*|meals?|food)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
                      r"engaged|divorced|relationship|wedding|spouse|fianc\w+|broke\s+up|"
-                     r"split\s+up|proposed)\b"),
+                     r"split\s+up|proposed)\b|\b(?:first|second|a)\s+date\b|"
+                     r"\bseeing\s+(?:someone|somebody|anyone|(?-i:[A-Z]))"),
     ("pet", rf"\b(?:{_PET}|vet|adopted|shelter|litter)\b"),
     ("transport", r"\b(?:commute|commuting|drive|drives|driving|drove|car|bus|train|bike|"
                   r"e-?bike|cycle|cycling|cycled|walk|walking)\b"),
