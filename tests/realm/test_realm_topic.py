@@ -87,6 +87,7 @@ def test_words_of_a_kind_used_for_something_else(text: str, kind: str) -> None:
 @pytest.mark.parametrize(("text", "kind"), [
     ("I work as a paramedic now.", "work"),
     ("Some news at work: they made me team lead.", "work"),
+    ("less code, more people. no more on-call weekends for me", "work"),
     ("Greetings from our new place in Pittsburgh!", "home"),
     ("Yep, still a data analyst at the bank.", "work"),
     ("Looking at apartments this weekend.", "home"),

@@ -82,7 +82,7 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("work", r"\b(?:job|jobs|hired|offer|role|position|promot\w+|"
              r"manager|company|firm|office|boss|colleagues?|co-?workers?|shifts?|career|"
              r"quit|notice|resign\w*|laid\s+off|intern\w*|salary|interview\w*|clients?|"
-             r"employer|startup|contract|team\s+lead|lead|co-?working)\b|"
+             r"employer|startup|contract|team\s+lead|lead|co-?working|on-?call)\b|"
              r"\b(?:work|works|working|worked)\s+(?:as|at|for|in|with)\b|"
              r"\b(?:my|new|of)\s+work\b|"
              # "I'm now a data analyst at Acme", "as a junior planner": the speaker's
