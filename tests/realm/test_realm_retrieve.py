@@ -73,14 +73,15 @@ EDGES = [
 ]
 
 
-def graph(llm: ScriptedLLM | None = None) -> Deps:
+def graph(llm: ScriptedLLM | None = None, *, texts: dict[str, str] | None = None) -> Deps:
+    """The test graph; ``texts`` replaces the text of some nodes by id."""
     deps = make_deps(llm=llm)
-    texts = [t for _, _, t, _ in NODES]
-    vecs = deps.embedder.embed(texts)
+    nodes = [(i, k, (texts or {}).get(i, t), ts) for i, k, t, ts in NODES]
+    vecs = deps.embedder.embed([t for _, _, t, _ in nodes])
     deps.store.upsert_nodes(NS, [
         Node(id=i, kind=k, content=t, description=t, time_start=ts, time_end=ts, embedding=v,
              sources=(f"T{i}",), attrs={"name": t})
-        for (i, k, t, ts), v in zip(NODES, vecs, strict=True)
+        for (i, k, t, ts), v in zip(nodes, vecs, strict=True)
     ])
     deps.store.upsert_edges(NS, [
         Edge(id=edge_id(s, p, d), src=s, dst=d, predicate=p, weight=w, description=desc)
@@ -621,9 +622,9 @@ def test_aggregate_output_is_a_permutation_with_falling_scores(
 _PROP_DEPS = graph()
 
 
-def _replaced_graph() -> Deps:
-    """``graph()`` where event ``c`` (day 61) replaced event ``f`` (day 30)."""
-    deps = graph()
+def _replaced_graph(**texts: str) -> Deps:
+    """``graph(texts=texts)`` where event ``c`` (day 61) replaced event ``f`` (day 30)."""
+    deps = graph(texts=texts)
     (f,) = deps.store.get_nodes(NS, ["f"])
     deps.store.upsert_nodes(NS, [superseded(f, "c", _day(61))])
     deps.store.upsert_edges(NS, [Edge(id=edge_id("c", "realm.supersedes", "f"), src="c",
@@ -649,6 +650,22 @@ def test_now_questions_rank_what_replaced_a_hit_above_it() -> None:
         assert _ranked(deps, text, {"f": 0.9, "c": 0.5}) == ["c", "f"], text
     assert _ranked(deps, "What does Ann bake now?", {"f": 0.9, "c": 0.5},
                    latest_first=False) == ["f", "c"]
+
+
+def test_a_replacement_about_another_kind_of_value_is_not_lifted() -> None:
+    """A turn can tell two things ("I'm a pharmacist … and I do keto"): what replaced
+    it for one of them ("I'm done with keto") is not lifted above it for a question
+    about the other, nor shown first for a question about then; it still is for a
+    question about its own kind, and a replacement of no known kind still is."""
+    deps = _replaced_graph(c="I'm done with keto, normal food")
+    scores = {"f": 0.9, "c": 0.5}
+    assert _ranked(deps, "What does Ann do for work now?", scores) == ["f", "c"]
+    assert _ranked(deps, "What is Ann's diet now?", scores) == ["c", "f"]
+    assert _ranked(deps, "What did Ann use to do for work?", {"f": 0.5, "c": 0.9}) \
+        == ["c", "f"]
+    assert _ranked(deps, "What did Ann use to eat?", {"f": 0.5, "c": 0.9}) == ["f", "c"]
+    plain = _replaced_graph()  # "went to the beach" talks about no known kind
+    assert _ranked(plain, "What does Ann do for work now?", scores) == ["c", "f"]
 
 
 def test_now_questions_fetch_the_replacing_node_when_it_was_not_found() -> None:

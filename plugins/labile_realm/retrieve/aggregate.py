@@ -174,7 +174,8 @@ class Aggregate:
                               self.config.recency_pool, self.config.recency_band)
             demote_questions(scored, tense, self.config.question_penalty)
             order_by_validity(self.store, query.namespace, scored, tense, query.as_of,
-                              fetch_present=self.config.fetch_present)
+                              fetch_present=self.config.fetch_present,
+                              kinds=question_topics(query.text))
         scored.sort(key=lambda h: (-h.score, h.node.id))
         evidence = [h for h in scored if h.node.kind in self.kinds]
         context = [h for h in scored if h.node.kind not in self.kinds]

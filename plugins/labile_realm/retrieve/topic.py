@@ -39,14 +39,15 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
              r"apartment|flat|house|neighbou?rhood|"
              r"reside\w*|roommates?|flatmates?|housemates?|landlord|based|staying)\b"),
     ("work", r"\b(?:job|jobs|work|works|working|career|employ\w*|employer|company|office|"
-             r"position|title|occupation|profession|boss|role|team|earn|earns|salary)\b|"
+             r"position|title|occupation|profession|boss|role|team|earn|earns|salary|"
+             r"freelanc\w*|self-employed|unemployed|retired|retirement)\b|"
              r"\bfor\s+a\s+living\b|"
              r"\bwhat\s+(?:does|do)\s+\w+(?:\s+\w+)?\s+do\b"
              r"(?!\s+(?:on|at|in|with|for\s+fun))|"
              # "Is she still at Google?": where one works
              r"\b(?:still|now)\s+at\s+(?:the\s+)?(?-i:[A-Z])"),
     ("diet", r"\b(?:eat|eats|eating|diet|vegetarian|vegan|pescatarian|meat|breakfast|"
-             r"lunch|dinner|food|meals?)\b"),
+             r"lunch|dinner|food|meals?|keto|paleo|plant-based|fasting)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
                      r"engaged|divorced|relationship|spouse|fianc\w+|seeing)\b|"
                      # "Is she still with Mark?"
@@ -56,7 +57,8 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                   r"(?:get|gets|getting)\s+to\s+(?:work|school|the\s+office)|"
                   r"drive|drives|car|bus|train|"
                   r"bike|cycle|cycling)\b"),
-    ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor)\b"),
+    ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor|"
+               r"medication|meds|tablets|pills|therapy|physio\w*)\b"),
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|visit\w*|"
              r"itinerary)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
     ("music", r"\b(?:music|band|choir|sing|sings|singing|guitar|piano|violin|drums|instruments?|"
@@ -65,7 +67,8 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
               r"coffee|caffeine|alcohol|beer|wine|cups?)\b"),
     ("exercise", r"\b(?:run|runs|running|miles|race|marathon|training|train|climb|climbs|"
                  r"climbing|gym|yoga|swim|swimming|walk|walks|walking|workout|exercise\w*|"
-                 r"sport|sports|football|tennis)\b"),
+                 r"sport|sports|football|tennis|pilates|lift|lifting|"
+                 r"weights|boulder\w*|cycle|cycling|bike|biking)\b"),
 )}
 
 #: The words a stored text uses when it talks about each kind of value.
@@ -82,7 +85,8 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("work", r"\b(?:job|jobs|hired|offer|role|position|promot\w+|"
              r"manager|company|firm|office|boss|colleagues?|co-?workers?|shifts?|career|"
              r"quit|notice|resign\w*|laid\s+off|intern\w*|salary|interview\w*|clients?|"
-             r"employer|startup|contract|team\s+lead|lead|co-?working|on-?call)\b|"
+             r"employer|startup|contract|team\s+lead|lead|co-?working|on-?call|"
+             r"retired|retirement|pension)\b|"
              r"\b(?:work|works|working|worked)\s+(?:as|at|for|in|with)\b|"
              r"\b(?:my|new|of)\s+work\b|"
              # "I'm now a data analyst at Acme", "as a junior planner": the speaker's
@@ -90,7 +94,7 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
              r"\b(?:I['’]m|I\s+am|as|became|become|now|still)\s+(?:a|an)\s+(?:\w+\s+){0,2}"
              rf"(?:{OCCUPATIONS})\b"),
     ("diet", r"\b(?:eat|eats|eating|ate|diet|vegetarian|vegan|pescatarian|meat|fish|"
-             r"dairy|cook\w*|meals?|food)\b"),
+             r"dairy|cook\w*|meals?|food|keto|paleo|gluten|plant-based|fasting)\b"),
     ("relationship", r"\b(?:married|single|dating|girlfriend|boyfriend|partner|wife|husband|"
                      r"engaged|divorced|relationship|wedding|spouse|fianc\w+|broke\s+up|"
                      r"split\s+up|proposed)\b|\b(?:first|second|a)\s+date\b|"
@@ -99,7 +103,8 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("transport", r"\b(?:commute|commuting|drive|drives|driving|drove|car|bus|train|bike|"
                   r"e-?bike|cycle|cycling|cycled|walk|walking)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor|physio\w*|"
-               r"fracture|broken|sprain\w*|cleared|hospital|knee|ankle)\b"),
+               r"fracture|broken|sprain\w*|cleared|hospital|knee|ankle|medication|meds|"
+               r"tablets|pills|therapy|therapist|GP)\b"),
     ("trip", r"\b(?:trip|trips|travel\w*|holiday|vacation|flights?|fly|flying|flew|"
              r"visit\w*|itinerary|cancel\w*|called\s+off|postponed?|book(?:ed|ing)?|"
              r"hotel|airbnb)\b|\bgoing\s+to\s+(?-i:[A-Z])"),
@@ -112,7 +117,8 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
     ("exercise", r"\b(?:run|runs|running|ran|runner|miles?|km|race|races|marathon|half|"
                  r"training|trained|climb|climbs|climbing|climbed|wall|boulder\w*|gym|yoga|"
                  r"swim|swimming|walk|walks|walking|walked|workouts?|exercis\w*|sports?|"
-                 r"football|tennis|pace|routes?)\b"),
+                 r"football|tennis|pace|routes?|pilates|hike|hikes|hiking|hiked|lift|lifting|"
+                 r"weights|cycle|cycling|cycled|bike|biking)\b"),
 )}
 
 

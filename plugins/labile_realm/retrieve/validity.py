@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 from labile.plugin import Hit, Node, Reach, Store
+from labile_realm.retrieve.topic import statement_topics
 from labile_realm.schema import SUPERSEDES, is_agent
 
 __all__ = ["Tense", "demote_questions", "order_by_validity", "read_tense",
@@ -188,6 +189,15 @@ def _current_ends(store: Store, namespace: str, node: Node, as_of: datetime,
     return ends
 
 
+def _about(node: Node, kinds: frozenset[str]) -> bool:
+    """Whether ``node`` can be about one of ``kinds``: any node when ``kinds`` is
+    empty or it talks about no known kind."""
+    if not kinds:
+        return True
+    talks = statement_topics(node.content or "")
+    return not talks or bool(talks & kinds)
+
+
 def _lift(hits: list[Hit], by_id: dict[str, Hit], node: Node, above: Hit, atom: str) -> None:
     """Put ``node`` just above ``above`` (adding it as a hit when missing)."""
     hit = by_id.get(node.id)
@@ -278,8 +288,15 @@ def demote_questions(hits: Sequence[Hit], tense: Tense, penalty: float) -> None:
 
 def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tense,
                       as_of: datetime, *, atom: str = "realm.aggregate",
-                      fetch_present: bool = False) -> None:
+                      fetch_present: bool = False,
+                      kinds: frozenset[str] = frozenset()) -> None:
     """Order ``hits`` for a question about ``tense`` (module docstring), in place.
+
+    ``kinds``: the kinds of value the question asks for
+    (`labile_realm.retrieve.topic.question_topics`). A turn can tell two things
+    ("I'm a pharmacist … and I've been doing keto"); a replacement that talks only
+    about other kinds ("I'm done with keto") replaced the one it talks about, so
+    for a question about work it is not lifted above the turn.
 
     Scores are edited and hits may be appended; the caller sorts afterwards.
     Hits are visited best first, so a lift never undoes a better hit's lift.
@@ -294,6 +311,8 @@ def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tens
             if h.node.is_current(as_of):
                 continue
             for end in _current_ends(store, namespace, h.node, as_of, cache):
+                if not _about(end, kinds):
+                    continue
                 # without a cue of the present, only what the search found is reordered
                 if tense != "present" or fetch_present or end.id in by_id:
                     _lift(hits, by_id, end, h, atom)
@@ -309,6 +328,8 @@ def order_by_validity(store: Store, namespace: str, hits: list[Hit], tense: Tens
     for n in _fetch(store, namespace, wanted, as_of):
         cache[n.id] = n
     for h in current:
+        if not _about(h.node, kinds):
+            continue
         for old_id in older.get(h.node.id, ()):
             old = by_id[old_id].node if old_id in by_id else cache.get(old_id)
             if old is not None and not old.is_current(as_of):
