@@ -100,6 +100,36 @@ def test_a_change_told_again_in_the_same_session_does_not_end_the_first_telling(
     assert [n.id for n in implied_supersession(done, _nearest((keto, 0.8))).nodes] == ["keto"]
 
 
+def test_a_change_that_refers_back_is_read_with_the_speakers_turn_before() -> None:
+    """ "we're pushing it to April": the trip was named in the speaker's turn before
+    ("bad news on the Japan trip"); the change is read with that turn (its words and
+    its kind) and ends the earlier plan, not the turn that named it."""
+    plan = _event("plan", "two weeks, Tokyo, Kyoto and maybe Hiroshima", 0, session="S2")
+    job = _event("job", "the company launch is in October", 1, session="S2")
+    named = _event("named", "But first, bad news on the Japan trip", 60, session="S5")
+    push = _event("push", "we're pushing it to April next year, the launch is in October",
+                  60.001, session="S5")
+    read: list[str] = []
+
+    def words(event: Node, others: Any) -> list[float]:
+        read.append(event.content or "")
+        # without the turn before, the change is closer to the launch than to the trip
+        trip = "Japan" in (event.content or "")
+        return [{"plan": 0.6 if trip else 0.3, "job": 0.5, "named": 0.2}[n.id] for n in others]
+
+    change = implied_supersession(push, _nearest((named, 0.9), (plan, 0.5), (job, 0.6)),
+                                  own_words=words)
+    assert [n.id for n in change.nodes] == ["plan"]
+    assert read == ["But first, bad news on the Japan trip " + (push.content or "")]
+    # without a reference back, the turn is read alone
+    alone = _event("alone", "the launch is in April instead of October", 60.001,
+                   session="S5")
+    read.clear()
+    implied_supersession(alone, _nearest((named, 0.9), (plan, 0.5), (job, 0.6)),
+                         own_words=words)
+    assert read == [alone.content]
+
+
 @pytest.mark.parametrize("agent", ["assistant", "AI", "bot"])
 def test_the_agents_own_turns_replace_nothing(agent: str) -> None:
     """Advice ("let's swap the night-walk cigarette for something else") reports no

@@ -27,6 +27,7 @@ Nothing is deleted or hidden: a superseded node stays findable as history.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -231,13 +232,20 @@ def implied_supersession(
     licit = [(node, sim) for node, sim in nearest(event)
              if node.id != event.id and node.attrs.get("speaker") == speaker
              and _statement_event(node) and node.learned_at < said and node.is_current()]
+    session = event.attrs.get("session")
+    reading = event
+    context = _told_before(event, [n for n, _ in licit]) if session is not None else None
+    if context is not None:
+        # "we're pushing it to April": what changed was named in the speaker's turn before
+        # ("bad news on the Japan trip"); the change is read with it, and is not about it
+        licit = [(node, sim) for node, sim in licit if node.id != context.id]
+        reading = attrs.evolve(event, content=f"{context.content} {event.content}")
     # a change about one kind of value (a choir "instead" of a band) does not end a
     # statement about another (the new flat); a text of no known kind can be about anything
-    kinds = statement_topics(event.content or "")
+    kinds = statement_topics(reading.content or "")
     if kinds:
         licit = [(node, sim) for node, sim in licit
                  if not (other := statement_topics(node.content or "")) or other & kinds]
-    session = event.attrs.get("session")
     if session is not None:
         licit = [(node, sim) for node, sim in licit if node.attrs.get("session") != session
                  or not reports_change(node.content or "")]
@@ -246,7 +254,7 @@ def implied_supersession(
         # too; each candidate re-scored costs an embedding (5 vs all: same edges on the
         # change benchmark, 0.28 against 0.39 texts embedded a turn on LoCoMo)
         licit = sorted(licit, key=lambda pair: -pair[1])[:_OWN_WORDS_CANDIDATES]
-        licit = list(zip([n for n, _ in licit], own_words(event, [n for n, _ in licit]),
+        licit = list(zip([n for n, _ in licit], own_words(reading, [n for n, _ in licit]),
                          strict=True))
     best: tuple[Node, float] | None = None
     for node, sim in licit:
@@ -261,6 +269,27 @@ def implied_supersession(
                       description=f"{speaker} reported a change: now {_quote(event.content or '')}"
                                   f"; before: {_quote(old.content or '')}"),),
     )
+
+
+#: A change told of something named before: "pushing it to April", "we cancelled it",
+#: "called it off" ("I like it", "not pushing it" refer to no plan).
+_REFERS_BACK: Final = re.compile(
+    r"\b(?:push|pushed|pushing|move|moved|moving|bump|bumped|bumping)\s+(?:it|them)\s+"
+    r"(?:to|back|forward|up|till|until)\b|"
+    r"\b(?:cancel\w*|postpon\w*|delay\w*|resched\w*|sold|selling|dropp\w*)\s+(?:it|them)\b|"
+    r"\b(?:call\w*|put\w*)\s+(?:it|them)\s+off\b",
+    re.IGNORECASE)
+
+
+def _told_before(event: Node, earlier: Sequence[Node]) -> Node | None:
+    """The speaker's turn just before ``event`` in its session (among ``earlier``, the
+    speaker's earlier statements), when ``event`` refers back to something ("pushing it
+    to April"); None otherwise."""
+    if not _REFERS_BACK.search(event.content or ""):
+        return None
+    session = event.attrs.get("session")
+    same = [n for n in earlier if n.attrs.get("session") == session]
+    return max(same, key=lambda n: n.learned_at) if same else None
 
 
 def checked_supersessions(
