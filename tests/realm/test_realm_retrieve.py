@@ -571,6 +571,31 @@ def _session_hit(deps: Deps, node_id: str, score: float, session: str | None) ->
     return attrs.evolve(hit, node=node)
 
 
+def _spoken(deps: Deps, node_id: str, score: float, speaker: str) -> Hit:
+    hit = _seed_hit(deps, node_id, score)
+    return attrs.evolve(hit, node=attrs.evolve(
+        hit.node, attrs={**hit.node.attrs, "speaker": speaker}))
+
+
+@pytest.mark.parametrize("latest_first", [True, False])
+def test_the_agents_own_turns_rank_below_the_peoples_unless_asked_about(
+        latest_first: bool) -> None:
+    """The assistant's advice shares a question's words but is not what happened: it
+    loses ``agent_penalty`` against the person's own turn; a question to the agent
+    ("What did you suggest?") keeps the plain order; 0 turns it off."""
+    deps = _PROP_DEPS
+
+    def order(text: str, **cfg: Any) -> list[str]:
+        hits = [_spoken(deps, "a", 0.9, "assistant"), _spoken(deps, "b", 0.8, "Ann")]
+        config = AggregateConfig(demote_covered=False, latest_first=latest_first, **cfg)
+        out = Aggregate(config, deps).filter(query(deps, text), hits, {})
+        return [h.node.id for h in out if h.node.id in ("a", "b")]
+
+    assert order("When did Ann adopt the dog?") == ["b", "a"]
+    assert order("What did you suggest about the dog?") == ["a", "b"]
+    assert order("When did Ann adopt the dog?", agent_penalty=0.0) == ["a", "b"]
+
+
 def test_session_penalty_lets_other_sessions_in_and_keeps_scores_ranked() -> None:
     """Two close hits of session 1 and a slightly weaker one of session 2: with the
     penalty, session 2 takes the second place; without it, the order is the score's."""
