@@ -35,6 +35,9 @@ def _slots(sentence: str) -> dict[str, SlotStatement]:
     ("I'm a nurse at Mass General, night shifts mostly.", "work"),
     # a chat answer states a job without a subject: the speaker's
     ("Yep, still a data analyst at Lakeshore Bank.", "work"),
+    # and a home the same way
+    ("working from home in East Legon", "home"),
+    ("still living in Leeds, with the cat", "home"),
     ("I quit my job at the bank.", "work"),
     ("I got promoted to senior engineer.", "role"),
     ("I'm pescatarian now.", "diet"),
@@ -61,6 +64,8 @@ def test_statements_of_one_at_a_time_values_are_read(sentence: str, slot: str) -
     "Found a new piano teacher at the school.",
     "The weather was lovely today.",      # no slot
     "We're 30 minutes away.",             # a distance, not how many we are
+    "Living in Paris was amazing.",       # about living there, not that one does
+    "living in the moment!",
 ])
 def test_history_questions_and_other_people_give_no_statement(sentence: str) -> None:
     assert read_slots([sentence], "Ann") == []

@@ -66,6 +66,13 @@ _A_JOB_AT: Final = (rf"(?:still\s+|now\s+)?(?:a|an)\s+(?:\w+\s+){{0,2}}?(?:{OCCU
 #: it, without a subject ("Yep, still a data analyst at Lakeshore Bank"): the speaker's.
 _JOB_AT: Final = rf"(?:\b{_I}{_BE}\s+|{_UTTERANCE_START}){_A_JOB_AT}"
 _SUBJECTLESS_JOB: Final = re.compile(_UTTERANCE_START + _A_JOB_AT, re.IGNORECASE)
+#: A home said the same way: "working from home in East Legon", "still living in Leeds"
+#: ("Living in Paris was amazing" talks about living there, it does not say one does).
+_SUBJECTLESS_HOME: Final = re.compile(
+    _UTTERANCE_START + r"(?:living|working\s+from\s+home)\s+in\s+"
+    r"(?=(?-i:[A-Z])[\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*)*\s*"
+    r"(?:$|[.,!;)]|\s+(?:now|still|with|and|for|since|these)\b))",
+    re.IGNORECASE)
 
 #: How many we are (a team, a household): "we're 9 people now", "we're at 7", "we're 7
 #: again". Its slot's key is ``people``.
@@ -85,6 +92,7 @@ _CLASS_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
                  r"(?:in|based in|living in)\s+(?=(?-i:[A-Z]))"),
         ("home", r"\b(?:my|our)\s+(?:new\s+)?(?:place|apartment|flat|house|home|condo|"
                  r"neighbou?rhood)\s+(?:in|near)\s+(?=(?-i:[A-Z]))"),
+        ("home", _SUBJECTLESS_HOME.pattern),
         ("work", _JOB_AT),
         ("work", rf"\b{_SUBJ}\s+(?:work|working|started|starting|start)\s+"
                  r"(?:as|at|for|with)\b"),
@@ -310,7 +318,8 @@ def read_slots(sentences: Iterable[str], subject: str | None,
         # a job said without a subject is the speaker's too (read only when no first
         # person is named: most sentences stop at the first test)
         if not text or text.endswith("?") or _PAST.search(text) \
-                or not (_FIRST_PERSON.search(text) or _SUBJECTLESS_JOB.search(text)):
+                or not (_FIRST_PERSON.search(text) or _SUBJECTLESS_JOB.search(text)
+                        or _SUBJECTLESS_HOME.search(text)):
             continue
         cue = bool(_CHANGE_CUE.search(text))
         for cls, pattern in _CLASS_PATTERNS:
