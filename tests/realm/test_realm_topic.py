@@ -181,6 +181,20 @@ def test_the_present_lean_never_brings_a_hit_into_the_head() -> None:
     assert _present_turns(present_head=1) == _present_turns(present_recency_weight=0.0)
 
 
+Chat = list[tuple[int, list[tuple[str, str]]]]
+
+
+def _leans(chat: Chat, question: str, k: int = 4) -> dict[str, float]:
+    """The lean (``scores["recency"]``) each event hit of ``question`` got, by turn, over a
+    memory of ``chat`` (its sessions 60 days apart)."""
+    mem = open_memory()
+    for n, turns in chat:
+        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
+    hits = mem.search(question, namespace="u", k=k).hits
+    return {h.node.sources[0]: h.scores.get("recency", 0.0)
+            for h in hits if h.node.kind == "realm.event"}
+
+
 def test_turns_that_only_ask_and_the_agents_own_turns_get_no_lean() -> None:
     """The lean is towards the latest *statement* of a person: a later "and the job?"
     or the assistant's advice about work gain nothing, the person's turn does."""
@@ -190,12 +204,7 @@ def test_turns_that_only_ask_and_the_agents_own_turns_get_no_lean() -> None:
         (3, [("Bo", "and the new job?"),
              ("assistant", "For your new job, try to keep a regular sleep schedule at work.")]),
     ]
-    mem = open_memory()
-    for n, turns in chat:
-        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
-    hits = mem.search("What does Ann do for work these days?", namespace="u", k=6).hits
-    lean = {h.node.sources[0]: h.scores.get("recency", 0.0)
-            for h in hits if h.node.kind == "realm.event"}
+    lean = _leans(chat, "What does Ann do for work these days?", k=6)
     assert {"D3:1", "D3:2"} <= set(lean)  # both found
     assert lean["D3:1"] == 0.0 and lean["D3:2"] == 0.0
     assert lean["D2:1"] > 0.0
@@ -208,12 +217,7 @@ def test_a_search_or_an_intention_gets_no_lean() -> None:
         (1, [("Ann", "Found a flat! Kreuzberg, two rooms, so happy.")]),
         (2, [("Ann", "I'm looking at flats in Pankow too, leaning toward a bigger one.")]),
     ]
-    mem = open_memory()
-    for n, turns in chat:
-        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
-    hits = mem.search("Where does Ann live now?", namespace="u", k=4).hits
-    lean = {h.node.sources[0]: h.scores.get("recency", 0.0)
-            for h in hits if h.node.kind == "realm.event"}
+    lean = _leans(chat, "Where does Ann live now?")
     assert lean["D2:1"] == 0.0
     assert "D1:1" in lean
 
@@ -227,15 +231,6 @@ def test_a_turn_that_tells_how_things_used_to_be_gets_no_lean_about_now() -> Non
         (2, [("Bo", "the physio wants you walking 10 minutes twice a day for now"),
              ("Ann", "Ten minutes! I used to do two miles before breakfast")]),
     ]
-    mem = open_memory()
-    for n, turns in chat:
-        mem.add(session(n, turns, start=T0 + timedelta(days=60 * (n - 1))), namespace="u")
-
-    def lean(question: str) -> dict[str, float]:
-        hits = mem.search(question, namespace="u", k=4).hits
-        return {h.node.sources[0]: h.scores.get("recency", 0.0)
-                for h in hits if h.node.kind == "realm.event"}
-
-    now = lean("How much walking is Ann doing these days?")
+    now = _leans(chat, "How much walking is Ann doing these days?")
     assert now["D2:2"] == 0.0 and now["D2:1"] > 0.0
-    assert "D2:2" in lean("How far did Ann use to walk before?")
+    assert "D2:2" in _leans(chat, "How far did Ann use to walk before?")
