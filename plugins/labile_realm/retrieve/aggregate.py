@@ -27,7 +27,11 @@ present tense without a cue ("Where does she live?") only has the hits about
 the kind it asks for among the first few (``present_head``) ordered latest
 first: nothing enters or leaves the head of the list. Only turns that state
 something lean (`labile_realm.retrieve.validity.states_something`: not a turn
-that only asks, not the agent's own turns, not a search or an intention).
+that only asks, not the agent's own turns, not a search or an intention; for a
+question about now, not a turn that tells how things used to be: ``tells_now``).
+A replacement is lifted only for a question about its own kind of value, and the
+agent's own turns rank below the people's unless the question speaks to the agent
+(``agent_penalty``).
 """
 
 from __future__ import annotations
