@@ -177,15 +177,16 @@ class Aggregate:
             and not _SPEAKS_TO_AGENT.search(query.text)
         if self.config.latest_first:
             tense = read_tense(query.text)
+            wanted = question_topics(query.text)
             pool = [h for h in scored if h.node.kind in self.kinds]
             if tense == "present":
-                _order_present(pool, query.text, self.config.present_recency_weight,
+                _order_present(pool, wanted, self.config.present_recency_weight,
                                self.config.present_head, self.config.recency_band)
             else:
                 leaning = [h for h in pool
                            if (tells_now(h) if tense == "now" else states_something(h))]
                 if tense == "now" and self.config.lean_on_topic:
-                    leaning = _on_topic(leaning, query.text)
+                    leaning = _on_topic(leaning, wanted)
                 recency_prior(leaning, tense, self.config.recency_weight,
                               self.config.recency_pool, self.config.recency_band)
             demote_questions(scored, tense, self.config.question_penalty)
@@ -195,7 +196,7 @@ class Aggregate:
                 demote_agent(scored, self.config.agent_penalty)
             order_by_validity(self.store, query.namespace, scored, tense, query.as_of,
                               fetch_present=self.config.fetch_present,
-                              kinds=question_topics(query.text))
+                              kinds=wanted)
         elif demote_agents:
             demote_agent(scored, self.config.agent_penalty)
         scored.sort(key=lambda h: (-h.score, h.node.id))
@@ -233,31 +234,29 @@ def demote_agent(hits: list[Hit], penalty: float) -> None:
             h.scores["agent"] = -penalty
 
 
-def _on_topic(hits: list[Hit], question: str) -> list[Hit]:
-    """The ``hits`` that talk about the kind of value ``question`` asks for
-    (`labile_realm.retrieve.topic`); all of them when it names no kind, or none
-    talks about it."""
-    wanted = question_topics(question)
+def _on_topic(hits: list[Hit], wanted: frozenset[str]) -> list[Hit]:
+    """The ``hits`` that talk about the kinds of value ``wanted`` (the question's,
+    `labile_realm.retrieve.topic.question_topics`); all of them when it names no kind, or
+    none talks about them."""
     if not wanted:
         return hits
-    on_topic = [h for h in hits if statement_topics(h.node.content) & wanted]
+    on_topic = [h for h in hits if statement_topics(h.node.content or "") & wanted]
     return on_topic or hits
 
 
-def _order_present(hits: list[Hit], question: str, weight: float, k: int,
+def _order_present(hits: list[Hit], wanted: frozenset[str], weight: float, k: int,
                    band: float) -> None:
-    """Lean the hits about the kind of value ``question`` asks for, among the ``k``
-    best of ``hits``, towards the latest (in place).
+    """Lean the hits about the kinds of value ``wanted`` (the question's), among the
+    ``k`` best of ``hits``, towards the latest (in place).
 
     Only hits already among the ``k`` best gain, so which hits are returned does
     not change, only their order; a question that names no kind changes nothing.
     """
-    wanted = question_topics(question)
     if not wanted or weight <= 0:
         return
     best = sorted(hits, key=lambda h: (-h.score, h.node.id))[:k]
     about = [h for h in best
-             if tells_now(h) and statement_topics(h.node.content) & wanted]
+             if tells_now(h) and statement_topics(h.node.content or "") & wanted]
     recency_prior(about, "now", weight, len(about), band)
 
 

@@ -103,7 +103,9 @@ _TENTATIVE: Final = re.compile(
     re.IGNORECASE,
 )
 #: How things were ("I used to do two miles", "back when I lived in Leeds"): the value
-#: such a turn tells is the old one.
+#: such a turn tells is the old one. Narrower than construction's reading of the past
+#: (`labile_realm.construct.change`), which also leaves out "we moved back from the
+#: in-laws'" as a value of the in-laws' home: that turn still tells where one lives now.
 _FORMERLY: Final = re.compile(r"\b(?:used\s+to|back\s+when)\b", re.IGNORECASE)
 #: Longest chain of replacements followed (a guard against a cycle in a broken store).
 _MAX_CHAIN: Final = 16
