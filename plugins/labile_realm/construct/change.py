@@ -38,7 +38,7 @@ from typing import Final
 import attrs
 
 from labile.text.tokenize import content_words, stem
-from labile_realm.retrieve.topic import OCCUPATIONS
+from labile_realm.retrieve.topic import OCCUPATIONS, PETS
 from labile_text.sentences import split_sentences
 
 __all__ = ["CLASSES", "SlotStatement", "read_slots", "replaces", "reports_change"]
@@ -54,8 +54,7 @@ _BE: Final = r"(?:['’]m|['’]re| am| are)"
 _SUBJ: Final = rf"{_I}(?:['’](?:re|m|ve|ll|d)|\s+\w+)?"
 _NUM: Final = (r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                r"twelve|fifteen|twenty|a couple(?: of)?|a few|several|half a|a single|a|an)")
-_PET: Final = (r"(?:dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
-               r"fish|parrots?|birds?|turtles?|guinea pigs?|horses?|chickens?|goldfish)")
+_PET: Final = rf"(?:{PETS})"
 
 #: Where an utterance starts, before its first content word ("Yep, still …").
 _UTTERANCE_START: Final = (r"^\W*(?:(?:yes|yep|yeah|yup|well|so|and|but|ok|okay|still|now|"
@@ -171,6 +170,8 @@ _PAST: Final = re.compile(
     r"before (?:I|we)|previously|at the time|moved (?:here |away )?from)\b",
     re.IGNORECASE,
 )
+
+
 _FIRST_PERSON: Final = re.compile(r"\b(?:I|we|We|my|My|our|Our|me|us)\b|\bI['’]")
 #: The stems of words that name a class or a change, never part of a value.
 _FRAME_STEMS: Final = frozenset(stem(w) for w in (

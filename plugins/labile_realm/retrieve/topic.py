@@ -15,10 +15,11 @@ not recognised reads as none, and then nothing changes.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
-__all__ = ["OCCUPATIONS", "question_topics", "statement_topics"]
+__all__ = ["OCCUPATIONS", "PETS", "question_topics", "statement_topics"]
 
 #: Occupations, for telling a statement of one's job ("I'm a junior planner").
 OCCUPATIONS: Final = (
@@ -28,8 +29,10 @@ OCCUPATIONS: Final = (
     r"coordinator|administrator|associate|trainee|apprentice|paramedic|pharmacist|"
     r"therapist|counsel+or|electrician|plumber|mechanic|driver|clerk|cashier|professor|"
     r"lecturer")
-_PET: Final = (r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
-               r"parrots?|birds?|turtles?|tortoises?|guinea\s+pigs?|horses?|fish")
+#: Kinds of pet, for telling talk about one's pets and a statement of them.
+PETS: Final = (r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|hamsters?|rabbits?|bunn(?:y|ies)|"
+               r"parrots?|birds?|turtles?|tortoises?|guinea\s+pigs?|horses?|chickens?|"
+               r"goldfish|fish")
 
 #: The words a question uses to ask for each kind of value. "What does she do?" asks
 #: for work; "What does she do on Sundays / for fun?" does not.
@@ -52,7 +55,7 @@ _ASKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                      r"engaged|divorced|relationship|spouse|fianc\w+|seeing)\b|"
                      # "Is she still with Mark?"
                      r"\bstill\s+with\s+(?-i:[A-Z])"),
-    ("pet", rf"\b(?:{_PET})\b"),
+    ("pet", rf"\b(?:{PETS})\b"),
     ("transport", r"\b(?:commute|commuting|"
                   r"(?:get|gets|getting)\s+to\s+(?:work|school|the\s+office)|"
                   r"drive|drives|car|bus|train|"
@@ -99,7 +102,7 @@ _TALKS: Final = {kind: re.compile(p, re.IGNORECASE) for kind, p in (
                      r"engaged|divorced|relationship|wedding|spouse|fianc\w+|broke\s+up|"
                      r"split\s+up|proposed)\b|\b(?:first|second|a)\s+date\b|"
                      r"\bseeing\s+(?:someone|somebody|anyone|(?-i:[A-Z]))"),
-    ("pet", rf"\b(?:{_PET}|vet|adopted|shelter|litter)\b"),
+    ("pet", rf"\b(?:{PETS}|vet|adopted|shelter|litter)\b"),
     ("transport", r"\b(?:commute|commuting|drive|drives|driving|drove|car|bus|train|bike|"
                   r"e-?bike|cycle|cycling|cycled|walk|walking)\b"),
     ("health", r"\b(?:injur\w+|hurt|pain|sick|ill|recover\w*|health|surgery|doctor|physio\w*|"
@@ -135,6 +138,7 @@ _FORMER: Final = re.compile(
     r"(?:old|former|previous|ex)(?:\s+|-)\w+", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=8192)
 def statement_topics(text: str) -> frozenset[str]:
     """The kinds of value a stored ``text`` talks about (empty when none); a value
     named as a former one ("my old landlord") does not count."""
