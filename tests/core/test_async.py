@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -259,26 +259,45 @@ def test_reading_back_forgetting_and_purging_mirror_memory() -> None:
     asyncio.run(main())
 
 
-def test_forget_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
+async def _between_two_searches(
+    amem: AsyncMemory, write: Callable[[], Awaitable[Any]], searches: dict[str, Any],
+    gate: threading.Event, *, started: Callable[[], bool],
+) -> tuple[Any, list[Any]]:
+    """Start a search held at ``gate``, then ``write()``, then a second search; check the
+    write has not ``started`` while the first search is held; release it. Returns the
+    write's result and the second search's hits."""
+    before = asyncio.create_task(amem.search("cat", namespace="u1"))
+    await asyncio.to_thread(searches["entered"].wait, WAIT_S)
+    task = asyncio.create_task(write())
+    await asyncio.sleep(0.01)
+    after = asyncio.create_task(amem.search("cat", namespace="u1"))
+    await asyncio.sleep(0.01)
+    assert not task.done() and not started()  # waits for the search in flight
+    gate.set()
+    result = await task
+    await before
+    return result, list((await after).hits)
+
+
+def _two_pets() -> tuple[Memory, threading.Event, list[tuple[str, str]], dict[str, Any]]:
+    """A memory of two turns in ``u1`` whose searches wait at the returned gate and log
+    to the returned timeline (with the search instrument)."""
     memory = Memory.open(TABLE)
     memory.add(observations(["a cat named Pixel", "a dog named Rex"]), namespace="u1")
     gate = threading.Event()
     timeline: list[tuple[str, str]] = []
-    searches = instrument(memory, "search", gate, timeline)
+    return memory, gate, timeline, instrument(memory, "search", gate, timeline)
+
+
+def test_forget_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
+    memory, gate, timeline, searches = _two_pets()
     forgets = instrument(memory, "forget", timeline=timeline)
 
     async def main() -> None:
         async with AsyncMemory(memory) as amem:
-            before = asyncio.create_task(amem.search("cat", namespace="u1"))
-            await asyncio.to_thread(searches["entered"].wait, WAIT_S)
-            forget = asyncio.create_task(amem.forget("u1", ["o1"]))
-            await asyncio.sleep(0.01)
-            after = asyncio.create_task(amem.search("cat", namespace="u1"))
-            await asyncio.sleep(0.01)
-            assert not forget.done() and not forgets["calls"]  # waits for the search
-            gate.set()
-            await asyncio.gather(before, forget)
-            hits = (await after).hits
+            _, hits = await _between_two_searches(
+                amem, lambda: amem.forget("u1", ["o1"]), searches, gate,
+                started=lambda: bool(forgets["calls"]))
             assert all("o1" not in h.node.sources for h in hits)  # ran after the forget
 
     asyncio.run(main())
@@ -288,11 +307,7 @@ def test_forget_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
 
 def test_run_exclusive_waits_for_searches_in_flight_and_holds_back_new_ones() -> None:
     """An application's own write that rebuilds components (the HTTP undo) runs alone."""
-    memory = Memory.open(TABLE)
-    memory.add(observations(["a cat named Pixel", "a dog named Rex"]), namespace="u1")
-    gate = threading.Event()
-    timeline: list[tuple[str, str]] = []
-    searches = instrument(memory, "search", gate, timeline)
+    memory, gate, timeline, searches = _two_pets()
 
     def rebuild() -> str:
         timeline.append(("rebuild", "start"))
@@ -302,16 +317,10 @@ def test_run_exclusive_waits_for_searches_in_flight_and_holds_back_new_ones() ->
 
     async def main() -> None:
         async with AsyncMemory(memory) as amem:
-            before = asyncio.create_task(amem.search("cat", namespace="u1"))
-            await asyncio.to_thread(searches["entered"].wait, WAIT_S)
-            own = asyncio.create_task(amem.run_exclusive(rebuild))
-            await asyncio.sleep(0.01)
-            after = asyncio.create_task(amem.search("cat", namespace="u1"))
-            await asyncio.sleep(0.01)
-            assert not own.done() and ("rebuild", "start") not in timeline
-            gate.set()
-            assert await own == "done"
-            await asyncio.gather(before, after)
+            done, _ = await _between_two_searches(
+                amem, lambda: amem.run_exclusive(rebuild), searches, gate,
+                started=lambda: ("rebuild", "start") in timeline)
+            assert done == "done"
 
     asyncio.run(main())
     assert timeline == [("search", "start"), ("search", "end"), ("rebuild", "start"),
